@@ -1,0 +1,158 @@
+"""The context rules run in: run settings, the GPU, the model's architecture and the estimator.
+
+One :class:`Context` serves a whole run. It resolves the GPU once, resolves each setup's model
+architecture once, and caches estimates per setup object, so every rule that attaches figures
+to its findings shares one estimate of the setup as written.
+
+The estimator modules (``lintlora.estimate.*``) are imported lazily, on the first estimate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from lintlora.findings import MemoryFigures
+from lintlora.settings import Settings
+from lintlora.training_setup import Origin, Setting, TrainingSetup
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.estimate.architecture import Architecture
+    from lintlora.estimate.gpus import Gpu
+    from lintlora.estimate.memory import MemoryEstimate
+
+__all__ = ["Context"]
+
+
+class Context:
+    """Shared state for one run.
+
+    Raises (at construction):
+        lintlora.estimate.gpus.UnknownGpuError: ``settings.gpu`` names no catalogued GPU.
+    """
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self._gpu: Gpu | None = None
+        if self.settings.gpu:
+            from lintlora.estimate.gpus import find_gpu
+
+            self._gpu = find_gpu(self.settings.gpu)
+        self._arch_cache: dict[tuple, tuple[Any, str | None]] = {}
+        self._estimates: dict[int, tuple[TrainingSetup, Any]] = {}
+
+    # ---- GPU ---------------------------------------------------------------------------------
+    @property
+    def gpu(self) -> "Gpu | None":
+        """The named GPU, or ``None`` when none was given."""
+        return self._gpu
+
+    @property
+    def gpu_memory_bytes(self) -> int | None:
+        """Usable GPU memory in bytes: ``--gpu-memory`` if given, else the catalog's figure."""
+        if self.settings.gpu_memory_bytes:
+            return self.settings.gpu_memory_bytes
+        return self._gpu.memory_bytes if self._gpu else None
+
+    @property
+    def gpu_label(self) -> str | None:
+        """Display name of the GPU for messages (``--gpu-memory`` alone gives "24.0 GiB GPU")."""
+        if self._gpu:
+            return self._gpu.name
+        if self.settings.gpu_memory_bytes:
+            return f"{self.settings.gpu_memory_bytes / 2**30:.1f} GiB GPU"
+        return None
+
+    # ---- model ---------------------------------------------------------------------------------
+    def apply_overrides(self, setup: TrainingSetup) -> TrainingSetup:
+        """Apply ``--model`` (always) and the configured default model (when unresolved)."""
+        s = self.settings
+        current = setup.get("model.name_or_path")
+        if s.model:
+            value = Setting(s.model, Origin.CLI_OVERRIDE, current.span, current.key_span, "--model")
+        elif s.default_model and not current.known:
+            value = Setting(s.default_model, Origin.CLI_OVERRIDE, current.span, current.key_span,
+                            "[tool.lintlora] model")
+        else:
+            return setup
+        from lintlora.training_setup import ModelLoad
+
+        model = setup.model or ModelLoad()
+        return dataclasses.replace(setup, model=dataclasses.replace(model, name_or_path=value))
+
+    def architecture(self, setup: TrainingSetup) -> "Architecture | None":
+        """The architecture of the setup's model, or ``None`` (see :meth:`architecture_problem`)."""
+        return self._resolve_architecture(setup)[0]
+
+    def architecture_problem(self, setup: TrainingSetup) -> str | None:
+        """Why the architecture is unknown, phrased for the user, or ``None`` when it is known."""
+        return self._resolve_architecture(setup)[1]
+
+    def _resolve_architecture(self, setup: TrainingSetup) -> tuple[Any, str | None]:
+        from lintlora.estimate.architecture import UnknownModelError, resolve_architecture
+
+        name = setup.get("model.name_or_path")
+        key = (name.value if name.known else None, setup.framework, self.settings.model_config,
+               self.settings.params)
+        if key not in self._arch_cache:
+            try:
+                arch = resolve_architecture(
+                    key[0],
+                    framework=setup.framework,
+                    model_config=self.settings.model_config,
+                    params=self.settings.params,
+                    base_dir=setup.path,
+                )
+                self._arch_cache[key] = (arch, None)
+            except UnknownModelError as exc:
+                self._arch_cache[key] = (None, str(exc))
+        return self._arch_cache[key]
+
+    # ---- estimates -------------------------------------------------------------------------
+    def estimate(self, setup: TrainingSetup) -> "MemoryEstimate | None":
+        """The memory estimate of ``setup`` (cached per setup object), or ``None``.
+
+        ``None`` means the model's architecture is unknown; see :meth:`architecture_problem`.
+        """
+        cached = self._estimates.get(id(setup))
+        if cached is not None and cached[0] is setup:
+            return cached[1]
+        arch = self.architecture(setup)
+        result = None
+        if arch is not None:
+            from lintlora.estimate.from_setup import estimate_setup
+
+            result = estimate_setup(setup, arch, self.gpu, gpu_memory_bytes=self.gpu_memory_bytes)
+        self._estimates[id(setup)] = (setup, result)
+        return result
+
+    def figures(self, setup: TrainingSetup, fixed: TrainingSetup | None = None,
+                unchanged: bool = False) -> MemoryFigures:
+        """Memory figures for a finding: the peak as written and after the fix.
+
+        Args:
+            fixed: the setup with the fix applied; estimated for ``peak_after_fix_bytes``.
+            unchanged: the fix does not change GPU memory, so the "after" figure is the
+                "before" one.
+        """
+        before = self.estimate(setup)
+        arch = self.architecture(setup)
+        if before is None:
+            return MemoryFigures(gpu=self.gpu_label, gpu_memory_bytes=self.gpu_memory_bytes,
+                                 note=self.architecture_problem(setup))
+        after_bytes = None
+        if fixed is not None:
+            after = self.estimate(fixed)
+            after_bytes = after.device_bytes if after is not None else None
+        elif unchanged:
+            after_bytes = before.device_bytes
+        note = "rough estimate from a parameter count" if getattr(before, "rough", False) else None
+        return MemoryFigures(
+            peak_bytes=before.device_bytes,
+            peak_after_fix_bytes=after_bytes,
+            gpu=self.gpu_label,
+            gpu_memory_bytes=self.gpu_memory_bytes,
+            breakdown=dict(before.breakdown),
+            model=getattr(arch, "name", None),
+            note=note,
+        )

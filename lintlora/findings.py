@@ -1,0 +1,122 @@
+"""Findings: what a rule reports, and the memory figures attached to each.
+
+Every finding carries :class:`MemoryFigures`: the estimated peak of the setup as written, the
+peak after the rule's fix (the estimator run on the changed setup, never asserted), and the
+GPU's capacity when known. ``peak_bytes`` is the *device* counter: what must fit on the card,
+i.e. what ``nvidia-smi`` would show (PyTorch's reserved pool plus the CUDA context); see
+``lintlora.estimate.memory`` for the three counters.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from lintlora.training_setup import Span
+
+__all__ = ["Severity", "MemoryFigures", "Finding", "FileError"]
+
+
+class Severity(str, enum.Enum):
+    """Finding severity, ordered ``info < warning < error`` (``--fail-on`` compares ranks)."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        """0 for info, 1 for warning, 2 for error."""
+        return {"info": 0, "warning": 1, "error": 2}[self.value]
+
+
+@dataclass(frozen=True)
+class MemoryFigures:
+    """The estimate attached to a finding. All sizes in bytes.
+
+    Attributes:
+        peak_bytes: estimated device peak of the setup as written (nvidia-smi counter), or
+            ``None`` when it cannot be estimated (unknown model); ``note`` then says why.
+        peak_after_fix_bytes: the same for the setup with the rule's fix applied; equal to
+            ``peak_bytes`` for fixes that do not change GPU memory; ``None`` when not estimable
+            or when the rule proposes no setup change.
+        gpu: the GPU's display name, when one was named (``--gpu``) or configured.
+        gpu_memory_bytes: the memory PyTorch can use on that GPU (or ``--gpu-memory``).
+        breakdown: component name -> bytes for the setup as written (see the estimator).
+        model: the architecture the estimate used (display name), if any.
+        note: a human sentence when something limits the estimate ("model unknown: pass
+            --model or --model-config").
+    """
+
+    peak_bytes: int | None = None
+    peak_after_fix_bytes: int | None = None
+    gpu: str | None = None
+    gpu_memory_bytes: int | None = None
+    breakdown: Mapping[str, int] = field(default_factory=dict)
+    model: str | None = None
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object documented in the README (``estimate`` of a finding)."""
+        return {
+            "peak_bytes": self.peak_bytes,
+            "peak_after_fix_bytes": self.peak_after_fix_bytes,
+            "gpu": self.gpu,
+            "gpu_memory_bytes": self.gpu_memory_bytes,
+            "breakdown": dict(self.breakdown),
+            "model": self.model,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found in one setup.
+
+    Attributes:
+        code: the stable rule code (``LL001``).
+        name: the rule's kebab-case name (``gradient-checkpointing-off``).
+        severity: see :class:`Severity`.
+        span: where the problem is; suppression comments are matched against its lines.
+        message: one or two sentences: what is wrong and what it costs.
+        fix: the complete remedy in words (code to add or change), or ``None``.
+        estimate: memory figures; ``None`` only for findings not about a setup (LL000).
+        rests_on: what the finding depends on that the user did not write (library defaults,
+            assumptions), so they can judge it.
+    """
+
+    code: str
+    name: str
+    severity: Severity
+    span: Span
+    message: str
+    fix: str | None = None
+    estimate: MemoryFigures | None = None
+    rests_on: tuple[str, ...] = ()
+
+    def sort_key(self) -> tuple:
+        """Deterministic order: path, cell, line, column, code, message."""
+        s = self.span
+        return (s.path, s.cell or 0, s.line, s.column, self.code, self.message)
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be (fully) linted: unreadable, too large, internal error.
+
+    ``code`` is ``LL998`` for input problems lintlora reports as a diagnostic (unreadable,
+    too large, not a training config) and ``LL999`` for an internal error (a bug in lintlora;
+    the exit status is then 2).
+    """
+
+    path: str
+    message: str
+    code: str = "LL998"
+    line: int | None = None
+    column: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form used in the ``errors`` list of ``--format json``."""
+        return {"code": self.code, "path": self.path, "line": self.line, "column": self.column,
+                "message": self.message}

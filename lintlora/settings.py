@@ -1,0 +1,97 @@
+"""Run settings: what the user asked for on the command line or in ``[tool.lintlora]``.
+
+This is plain data. ``lintlora.config`` reads ``pyproject.toml`` into it and the CLI overrides
+it; rules read it through :class:`lintlora.context.Context`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from lintlora.findings import Severity
+
+__all__ = ["Settings", "parse_memory_size", "DEFAULT_MAX_FILE_BYTES"]
+
+DEFAULT_MAX_FILE_BYTES = 5 * 2**20
+"""Files larger than this (5 MiB) are reported and skipped; ``--max-file-size`` changes it."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Options for one run.
+
+    Attributes:
+        select, ignore, extend_select: rule codes or code prefixes (``LL0``); ``select=None``
+            means every registered rule.
+        per_file_ignores: glob pattern -> codes ignored in matching files.
+        exclude: glob patterns of paths discovery skips.
+        fail_on: the lowest severity that makes the exit status 1.
+        gpu: a GPU catalog name or alias, or an nvidia-smi device name.
+        gpu_memory_bytes: usable GPU memory in bytes (``--gpu-memory 24GiB``), overriding the
+            catalog's figure.
+        model: hub id given on the command line (``--model``); it overrides what the script
+            names (a user passes it when the script reads the model from its own arguments).
+        default_model: hub id from ``[tool.lintlora] model``; used only where the script's
+            model cannot be resolved.
+        model_config: path to a local ``config.json`` describing the model's architecture.
+        params: a parameter count (``7e9``) for a rough estimate of an unknown model.
+        cpus: host CPU count for LL007 (``None``: the rule's fixed threshold of 8).
+        tokens: training-set size in tokens, for the time estimate.
+        max_file_bytes: files above this size are reported and skipped.
+        jobs: worker processes (``None``: number of CPUs).
+        cache_dir, use_cache: the results cache.
+    """
+
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = ()
+    fail_on: Severity = Severity.INFO
+    gpu: str | None = None
+    gpu_memory_bytes: int | None = None
+    model: str | None = None
+    default_model: str | None = None
+    model_config: str | None = None
+    params: float | None = None
+    cpus: int | None = None
+    tokens: int | None = None
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    jobs: int | None = None
+    cache_dir: str | None = None
+    use_cache: bool = True
+    extra: dict = field(default_factory=dict)
+
+
+_SIZE_UNITS = {
+    "": 1, "b": 1,
+    "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+    "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40,
+}
+
+
+def parse_memory_size(text: str) -> int:
+    """Parse ``"24GiB"``, ``"24 GB"``, ``"80g"``, ``"25769803776"`` into bytes.
+
+    ``GB`` is 10**9 and ``GiB`` 2**30 bytes; a bare ``G`` is read as GiB (as nvidia-smi and
+    PyTorch count). A number without a unit is bytes, except that numbers below 4096 are read
+    as GiB (``--gpu-memory 24``).
+
+    Raises:
+        ValueError: the text is not a size.
+    """
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    if not m:
+        raise ValueError(f"not a memory size: {text!r} (examples: 24GiB, 80GB, 16g)")
+    number = float(m.group(1))
+    unit = m.group(2).lower()
+    if unit not in _SIZE_UNITS:
+        raise ValueError(f"unknown unit {m.group(2)!r} in {text!r} (use B, KB, MB, GB, KiB, MiB, GiB)")
+    if unit == "" and number < 4096:
+        return int(number * 2**30)
+    value = int(number * _SIZE_UNITS[unit])
+    if value <= 0:
+        raise ValueError(f"memory size must be positive: {text!r}")
+    return value
