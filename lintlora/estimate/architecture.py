@@ -1,0 +1,650 @@
+"""Model architectures: the shapes the estimator computes with, and how a name resolves to one.
+
+Sources, in the order :func:`resolve_architecture` tries them (never the network):
+
+1. ``model_config=`` (``--model-config path/config.json``): a local Hugging Face config.
+2. ``params=`` alone with no name: a rough Llama-shaped stand-in (``rough=True``).
+3. A local directory or ``config.json`` path (relative paths also against the linted file's
+   folder): HF ``config.json`` or litgpt's ``model_config.yaml``.
+4. The built-in catalog ``lintlora/data/models.json`` (84 records; each cites the configs it
+   was read from): hub ids, aliases (instruct/chat variants, ``NousResearch/...``,
+   ``unsloth/...-bnb-4bit``), torchtune component names
+   (``torchtune.models.llama3_1.lora_llama3_1_8b``) and litgpt checkpoint directories
+   (``checkpoints/meta-llama/Meta-Llama-3.1-8B``).
+5. The local Hugging Face cache (``$HF_HUB_CACHE``, ``$HF_HOME/hub``,
+   ``~/.cache/huggingface/hub``): ``models--org--name/snapshots/<rev>/config.json``.
+6. ``params=`` with an unknown name: the rough stand-in.
+
+Otherwise :class:`UnknownModelError`, whose message says how to supply the model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Architecture",
+    "LinearShape",
+    "UnknownModelError",
+    "resolve_architecture",
+    "catalog",
+    "from_hf_config",
+    "rough_architecture",
+]
+
+
+class UnknownModelError(LookupError):
+    """The model cannot be resolved to an architecture; the message says how to supply it."""
+
+
+@dataclass(frozen=True)
+class LinearShape:
+    """One linear layer of a decoder block (or the model head).
+
+    Attributes:
+        name: leaf module name (``q_proj``).
+        path: module path inside one block (``self_attn.q_proj``); ``{e}`` marks an expert index.
+        d_in, d_out: input and output features.
+        group: ``"attention"``, ``"mlp"``, ``"router"`` or ``"expert"``.
+        role: what the layer does in the block: ``"qkv"`` (reads the attention input),
+            ``"attn_out"``, ``"mlp_in"`` (reads the MLP input), ``"mlp_out"`` (reads the MLP
+            intermediate) or ``"router"``.
+        count: copies per block (number of experts for expert layers, else 1).
+    """
+
+    name: str
+    path: str
+    d_in: int
+    d_out: int
+    group: str
+    role: str
+    count: int = 1
+
+    @property
+    def params(self) -> int:
+        """Weight elements of all copies in one block (biases excluded)."""
+        return self.d_in * self.d_out * self.count
+
+
+# Containers of the attention and MLP modules inside one block, per HF model_type
+# (read from the printed module trees and modeling files cited in models.json).
+_CONTAINERS: dict[str, tuple[str, str]] = {
+    "gpt2": ("attn", "mlp"),
+    "qwen": ("attn", "mlp"),
+    "falcon": ("self_attention", "mlp"),
+    "bloom": ("self_attention", "mlp"),
+    "chatglm": ("self_attention", "mlp"),
+    "gpt_neox": ("attention", "mlp"),
+    "internlm2": ("attention", "feed_forward"),
+    "opt": ("self_attn", ""),
+    "mixtral": ("self_attn", "block_sparse_moe"),
+}
+
+_FUSED_QKV = {"qkv_proj", "query_key_value", "c_attn", "W_pack", "wqkv"}
+_Q_NAMES = {"q_proj", "query", "q"}
+_KV_NAMES = {"k_proj", "v_proj", "key", "value", "k", "v"}
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A decoder-only language model's shapes, in Hugging Face ``config.json`` terms.
+
+    Attributes:
+        name: display name; ``hf_id``: canonical hub id (or the path it was read from).
+        source: where the facts come from (catalog record sources, a config path, or
+            "rough: ..." for a parameter-count stand-in).
+        model_type: HF ``model_type``.
+        hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim,
+        intermediate_size (per MLP branch / per expert), vocab_size: HF config names.
+        tie_word_embeddings: lm_head shares the embedding matrix (``None`` = unknown: counted
+            as untied, the larger figure).
+        mlp_kind: ``"gated"`` (SwiGLU/GeGLU: gate, up, down) or ``"plain"`` (two matrices).
+        norm: ``"rmsnorm"`` or ``"layernorm"``; ``norms_per_layer``: 1 (parallel blocks with a
+            shared norm) or 2.
+        attention_modules, mlp_modules: leaf names of the block's linear layers (the names
+            ``target_modules`` matches).
+        embedding_name, lm_head_name: full module paths (``model.embed_tokens``, ``lm_head``).
+        layer_path: block path pattern (``model.layers.{i}``).
+        attention_container, mlp_container: module paths of attention and MLP inside a block.
+        num_experts, num_experts_per_tok, router_module: MoE facts (0/0/None for dense models).
+        peft_default_targets: peft's default ``target_modules`` for this model_type, or
+            ``None`` when peft has none (it then raises and asks for ``target_modules``).
+        params_total: parameter count of the language model (catalog figure or computed).
+        max_position_embeddings: context length.
+        rough: ``True`` for a stand-in built from a parameter count alone.
+    """
+
+    name: str
+    hf_id: str
+    source: str
+    model_type: str
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    tie_word_embeddings: bool | None = False
+    mlp_kind: str = "gated"
+    norm: str = "rmsnorm"
+    norms_per_layer: int = 2
+    attention_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
+    mlp_modules: tuple[str, ...] = ("gate_proj", "up_proj", "down_proj")
+    embedding_name: str = "model.embed_tokens"
+    lm_head_name: str = "lm_head"
+    layer_path: str = "model.layers.{i}"
+    attention_container: str = "self_attn"
+    mlp_container: str = "mlp"
+    num_experts: int = 0
+    num_experts_per_tok: int = 0
+    router_module: str | None = None
+    peft_default_targets: tuple[str, ...] | None = ("q_proj", "v_proj")
+    params_total: int = 0
+    max_position_embeddings: int | None = None
+    attention_bias: bool = False
+    rough: bool = False
+    aliases: tuple[str, ...] = field(default=(), repr=False)
+
+    # ---- derived shapes ----------------------------------------------------------------------
+    @property
+    def q_width(self) -> int:
+        """Width of the query projection: heads × head_dim (not always hidden_size: Gemma)."""
+        return self.num_attention_heads * self.head_dim
+
+    @property
+    def kv_width(self) -> int:
+        """Width of each of the key and value projections: KV heads × head_dim (GQA/MQA)."""
+        return self.num_key_value_heads * self.head_dim
+
+    @property
+    def is_moe(self) -> bool:
+        """Whether the MLP is a mixture of experts."""
+        return self.num_experts > 0
+
+    def block_linears(self) -> tuple[LinearShape, ...]:
+        """The linear layers of one decoder block with their real shapes.
+
+        Shapes follow the HF modeling code: q (h → heads·head_dim), k/v (h → kv_heads·head_dim),
+        fused qkv (h → (heads + 2·kv_heads)·head_dim), the attention output
+        (heads·head_dim → h); gated MLPs: gate/up (h → I), down (I → h), fused gate_up
+        (h → 2I); plain MLPs: (h → I), (I → h); MoE experts repeat per expert, the router is
+        (h → experts).
+        """
+        return _block_linears(self)
+
+    @property
+    def embedding_params(self) -> int:
+        """Elements of the input embedding (vocab × hidden)."""
+        return self.vocab_size * self.hidden_size
+
+    @property
+    def lm_head_params(self) -> int:
+        """Elements of a separate output layer (0 when tied to the embedding)."""
+        return 0 if self.tie_word_embeddings else self.vocab_size * self.hidden_size
+
+    @property
+    def block_linear_params(self) -> int:
+        """Elements in the linear layers of all blocks: what 4/8-bit quantization compresses."""
+        return self.num_hidden_layers * sum(s.params for s in self.block_linears())
+
+    @property
+    def total_params(self) -> int:
+        """Parameter count: the catalog's figure when present, else embeddings + blocks + norms."""
+        if self.params_total:
+            return self.params_total
+        norms = (self.num_hidden_layers * self.norms_per_layer + 1) * self.hidden_size
+        return self.embedding_params + self.lm_head_params + self.block_linear_params + norms
+
+    @property
+    def other_params(self) -> int:
+        """Parameters outside the block linears and embeddings (norms, biases, position tables)."""
+        return max(0, self.total_params - self.block_linear_params - self.embedding_params
+                   - self.lm_head_params)
+
+    def module_path(self, layer: int, shape: LinearShape, expert: int = 0) -> str:
+        """Full module path of a block linear (``model.layers.3.self_attn.q_proj``)."""
+        return self.layer_path.format(i=layer) + "." + shape.path.format(e=expert)
+
+
+def _block_linears(a: Architecture) -> tuple[LinearShape, ...]:
+    h, I = a.hidden_size, a.intermediate_size
+    out: list[LinearShape] = []
+    attn = list(a.attention_modules)
+    for i, name in enumerate(attn):
+        path = f"{a.attention_container}.{name}" if a.attention_container else name
+        if name in _FUSED_QKV:
+            out.append(LinearShape(name, path, h, a.q_width + 2 * a.kv_width, "attention", "qkv"))
+        elif name in _Q_NAMES:
+            out.append(LinearShape(name, path, h, a.q_width, "attention", "qkv"))
+        elif name in _KV_NAMES:
+            out.append(LinearShape(name, path, h, a.kv_width, "attention", "qkv"))
+        elif i == len(attn) - 1:
+            out.append(LinearShape(name, path, a.q_width, h, "attention", "attn_out"))
+        else:  # unknown input projection: assume h -> h
+            out.append(LinearShape(name, path, h, h, "attention", "qkv"))
+    mlp = list(a.mlp_modules)
+    group = "expert" if a.is_moe else "mlp"
+    count = a.num_experts if a.is_moe else 1
+    if a.is_moe:
+        container = a.mlp_container + ".experts.{e}" if a.mlp_container else "experts.{e}"
+    else:
+        container = a.mlp_container
+    for i, name in enumerate(mlp):
+        path = f"{container}.{name}" if container else name
+        last = i == len(mlp) - 1
+        if last:
+            out.append(LinearShape(name, path, I, h, group, "mlp_out", count))
+        elif a.mlp_kind == "gated" and len(mlp) == 2:  # fused gate+up (Phi-3, ChatGLM)
+            out.append(LinearShape(name, path, h, 2 * I, group, "mlp_in", count))
+        else:
+            out.append(LinearShape(name, path, h, I, group, "mlp_in", count))
+    if a.is_moe and a.router_module:
+        rpath = f"{a.mlp_container}.{a.router_module}" if a.mlp_container else a.router_module
+        out.append(LinearShape(a.router_module, rpath, h, a.num_experts, "router", "router"))
+    return tuple(out)
+
+
+# ---- catalog -------------------------------------------------------------------------------
+def _mlp_kind(text: str) -> str:
+    return "gated" if str(text).startswith("gated") else "plain"
+
+
+def _from_record(rec: dict[str, Any]) -> Architecture:
+    lm = rec.get("linear_modules") or {}
+    model_type = rec.get("model_type", "")
+    attn_c, mlp_c = _CONTAINERS.get(model_type, ("self_attn", "mlp"))
+    moe = rec.get("moe") or {}
+    num_experts = int(moe.get("num_local_experts") or moe.get("num_experts") or 0)
+    router = None
+    if num_experts:
+        router = "gate"
+        if model_type in ("qwen3_moe", "qwen2_moe"):
+            mlp_c = "mlp"
+    norm_text = str(rec.get("norm", "rmsnorm"))
+    norms = 1 if ("one shared" in norm_text or model_type in ("phi", "gptj")) else 2
+    if model_type == "falcon" and rec.get("num_key_value_heads") == 1:
+        norms = 1  # falcon-7b: one input_layernorm for the parallel attention + MLP
+    inter = int(moe.get("expert_intermediate_size") or moe.get("moe_intermediate_size")
+                or rec["intermediate_size"])
+    tie = rec.get("tie_word_embeddings")
+    arch = Architecture(
+        name=rec["name"],
+        hf_id=rec["hf_id"],
+        source="; ".join(rec.get("sources", [])) or "lintlora catalog",
+        model_type=model_type,
+        hidden_size=int(rec["hidden_size"]),
+        num_hidden_layers=int(rec["num_hidden_layers"]),
+        num_attention_heads=int(rec["num_attention_heads"]),
+        num_key_value_heads=int(rec.get("num_key_value_heads") or rec["num_attention_heads"]),
+        head_dim=int(rec.get("head_dim") or rec["hidden_size"] // rec["num_attention_heads"]),
+        intermediate_size=inter,
+        vocab_size=int(rec["vocab_size"]),
+        tie_word_embeddings=tie,
+        mlp_kind=_mlp_kind(rec.get("mlp_kind", "gated")),
+        norm="layernorm" if "layernorm" in norm_text else "rmsnorm",
+        norms_per_layer=norms,
+        attention_modules=tuple(lm.get("attention") or ("q_proj", "k_proj", "v_proj", "o_proj")),
+        mlp_modules=tuple(lm.get("mlp") or ("gate_proj", "up_proj", "down_proj")),
+        embedding_name=lm.get("embedding") or "model.embed_tokens",
+        lm_head_name=lm.get("lm_head") or "lm_head",
+        layer_path=lm.get("layer_path") or "model.layers.{i}",
+        attention_container=attn_c,
+        mlp_container=mlp_c,
+        num_experts=num_experts,
+        num_experts_per_tok=int(moe.get("num_experts_per_tok") or 0),
+        router_module=router,
+        peft_default_targets=(tuple(rec["peft_default_lora_targets"])
+                              if rec.get("peft_default_lora_targets") else None),
+        params_total=int(rec.get("params_total_computed") or 0),
+        max_position_embeddings=rec.get("max_position_embeddings"),
+        attention_bias=bool(rec.get("attention_bias")),
+        aliases=tuple(rec.get("aliases", ())),
+    )
+    if tie is None and arch.params_total:
+        # tying not established by a source: take the reading the catalog's count was made with
+        untied = replace(arch, tie_word_embeddings=False, params_total=0).total_params
+        tied = replace(arch, tie_word_embeddings=True, params_total=0).total_params
+        arch = replace(arch, tie_word_embeddings=abs(tied - arch.params_total) <= abs(untied - arch.params_total))
+    return arch
+
+
+_SUFFIXES = ("-unsloth-bnb-4bit", "-bnb-4bit", "-4bit", "-8bit", "-gptq", "-awq", "-int4", "-int8",
+             "-instruct", "-chat", "-it", "-hf", "-base", "-bf16", "-fp16")
+
+
+def _norm_name(name: str) -> str:
+    """Lower-case, drop the org and common variant suffixes (``-Instruct``, ``-bnb-4bit``)."""
+    s = name.strip().lower().rstrip("/")
+    s = s.rsplit("/", 1)[-1]
+    changed = True
+    while changed:
+        changed = False
+        for suf in _SUFFIXES:
+            if s.endswith(suf) and len(s) > len(suf):
+                s = s[: -len(suf)]
+                changed = True
+    return s.replace("_", "-").replace(".", "-")
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> tuple[tuple[Architecture, ...], dict[str, Architecture], dict[str, Architecture]]:
+    """Load models.json once: (records, exact-id index, normalised-name index)."""
+    raw = json.loads(resources.files("lintlora").joinpath("data", "models.json").read_text("utf-8"))
+    archs: list[Architecture] = []
+    exact: dict[str, Architecture] = {}
+    loose: dict[str, Architecture] = {}
+    for rec in raw:
+        arch = _from_record(rec)
+        archs.append(arch)
+        ids = [rec["hf_id"], *rec.get("aliases", ())]
+        ids += [x["id"] for x in rec.get("same_architecture_ids", ()) if isinstance(x, dict)]
+        for i in ids:
+            exact.setdefault(i.lower(), arch)
+        for i in ids:
+            loose.setdefault(_norm_name(i), arch)
+        loose.setdefault(_norm_name(rec["name"]), arch)
+    return tuple(archs), exact, loose
+
+
+def catalog() -> tuple[Architecture, ...]:
+    """Every catalogued architecture."""
+    return _catalog()[0]
+
+
+def _lookup(name: str) -> Architecture | None:
+    _, exact, loose = _catalog()
+    key = name.strip().lower().rstrip("/")
+    if key in exact:
+        return exact[key]
+    # litgpt checkpoint dir: .../checkpoints/<org>/<name>
+    parts = [p for p in re.split(r"[\\/]", key) if p]
+    if len(parts) >= 2 and "/".join(parts[-2:]) in exact:
+        return exact["/".join(parts[-2:])]
+    n = _norm_name(key)
+    return loose.get(n)
+
+
+# torchtune builders: torchtune/models/<family>/_model_builders.py names
+# (lora_llama3_1_8b, qlora_llama3_1_8b, llama3_1_8b, lora_qwen2_5_7b_instruct, lora_phi3_mini ...).
+_TORCHTUNE = {
+    ("llama2", "7b"): "meta-llama/Llama-2-7b-hf", ("llama2", "13b"): "meta-llama/Llama-2-13b-hf",
+    ("llama2", "70b"): "meta-llama/Llama-2-70b-hf",
+    ("llama3", "8b"): "meta-llama/Meta-Llama-3-8B", ("llama3", "70b"): "meta-llama/Meta-Llama-3-70B",
+    ("llama3_1", "8b"): "meta-llama/Llama-3.1-8B", ("llama3_1", "70b"): "meta-llama/Llama-3.1-70B",
+    ("llama3_2", "1b"): "meta-llama/Llama-3.2-1B", ("llama3_2", "3b"): "meta-llama/Llama-3.2-3B",
+    ("llama3_3", "70b"): "meta-llama/Llama-3.3-70B-Instruct",
+    ("mistral", "7b"): "mistralai/Mistral-7B-v0.1",
+    ("gemma", "2b"): "google/gemma-2b", ("gemma", "7b"): "google/gemma-7b",
+    ("gemma2", "2b"): "google/gemma-2-2b", ("gemma2", "9b"): "google/gemma-2-9b",
+    ("gemma2", "27b"): "google/gemma-2-27b",
+    ("qwen2_5", "0_5b"): "Qwen/Qwen2.5-0.5B", ("qwen2_5", "1_5b"): "Qwen/Qwen2.5-1.5B",
+    ("qwen2_5", "3b"): "Qwen/Qwen2.5-3B", ("qwen2_5", "7b"): "Qwen/Qwen2.5-7B",
+    ("qwen2_5", "14b"): "Qwen/Qwen2.5-14B", ("qwen2_5", "32b"): "Qwen/Qwen2.5-32B",
+    ("qwen2_5", "72b"): "Qwen/Qwen2.5-72B",
+    ("qwen2", "0_5b"): "Qwen/Qwen2.5-0.5B", ("qwen2", "1_5b"): "Qwen/Qwen2.5-1.5B",
+    ("qwen2", "7b"): "Qwen/Qwen2.5-7B",
+    ("qwen3", "0_6b"): "Qwen/Qwen3-0.6B", ("qwen3", "1_7b"): "Qwen/Qwen3-1.7B",
+    ("qwen3", "4b"): "Qwen/Qwen3-4B", ("qwen3", "8b"): "Qwen/Qwen3-8B",
+    ("qwen3", "14b"): "Qwen/Qwen3-14B", ("qwen3", "32b"): "Qwen/Qwen3-32B",
+    ("phi3", "mini"): "microsoft/Phi-3-mini-4k-instruct", ("phi4", "14b"): "microsoft/phi-4",
+    ("phi4", "mini"): "microsoft/Phi-4-mini-instruct",
+}
+_TT_RE = re.compile(r"(?:^|\.)(?:q?lora_|dora_|qdora_)?(llama2|llama3_1|llama3_2|llama3_3|llama3|mistral|"
+                    r"gemma2|gemma|qwen2_5|qwen2|qwen3|phi3|phi4)_([0-9_]+b|mini)(?:_[a-z]+)?$")
+
+
+def _torchtune(name: str) -> Architecture | None:
+    leaf = name.strip().rsplit(".", 1)[-1] if name.startswith("torchtune") else name.strip()
+    m = _TT_RE.search(leaf)
+    if not m:
+        return None
+    hf = _TORCHTUNE.get((m.group(1), m.group(2)))
+    return _lookup(hf) if hf else None
+
+
+# ---- local configs ---------------------------------------------------------------------------
+def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architecture:
+    """Build an architecture from a Hugging Face ``config.json`` mapping.
+
+    Reads the standard names and the GPT-2/Falcon/ChatGLM/MoE variants; a vision-language
+    config's ``text_config`` is used for the language model.
+
+    Raises:
+        UnknownModelError: the mapping lacks the hidden size, layer count or head count.
+    """
+    if isinstance(cfg.get("text_config"), dict) and "hidden_size" not in cfg:
+        merged = dict(cfg["text_config"])
+        merged.setdefault("model_type", cfg.get("model_type", ""))
+        cfg = merged
+    get = cfg.get
+    h = get("hidden_size") or get("n_embd") or get("d_model")
+    L = get("num_hidden_layers") or get("n_layer") or get("num_layers")
+    a = get("num_attention_heads") or get("n_head") or get("num_heads")
+    if not (h and L and a):
+        raise UnknownModelError(
+            f"{source}: not a decoder config lintlora can read (needs hidden_size, "
+            f"num_hidden_layers, num_attention_heads)")
+    h, L, a = int(h), int(L), int(a)
+    model_type = str(get("model_type") or "")
+    kv = get("num_key_value_heads") or get("multi_query_group_num") or get("n_head_kv")
+    if kv is None and get("multi_query"):
+        kv = 1
+    kv = int(kv or a)
+    head_dim = int(get("head_dim") or get("kv_channels") or h // a)
+    moe_n = int(get("num_local_experts") or get("num_experts") or get("n_routed_experts") or 0)
+    inter = get("moe_intermediate_size") if moe_n else None
+    inter = inter or get("intermediate_size") or get("ffn_hidden_size") or get("n_inner") or 4 * h
+    inter = int(inter)
+    act = str(get("hidden_act") or get("activation_function") or "silu")
+    gated = model_type not in ("gpt2", "gpt_neox", "falcon", "bloom", "opt", "phi", "gptj", "starcoder2", "qwen") \
+        and "gelu" not in act or model_type.startswith("gemma")
+    if model_type == "qwen":  # Qwen-1 remote code: config intermediate_size is 2x the branch width
+        gated, inter = True, inter // 2
+    vocab = int(get("vocab_size") or get("padded_vocab_size") or 32000)
+    tie = get("tie_word_embeddings")
+    if tie is None and model_type in ("gpt2", "gemma", "gemma2", "gemma3", "gemma3_text", "opt", "bloom"):
+        tie = True
+    rec_like = next((x for x in catalog() if x.model_type == model_type), None)
+    attn_mods = rec_like.attention_modules if rec_like else ("q_proj", "k_proj", "v_proj", "o_proj")
+    mlp_mods = rec_like.mlp_modules if rec_like else (("gate_proj", "up_proj", "down_proj") if gated
+                                                       else ("fc1", "fc2"))
+    base = rec_like or Architecture(name="", hf_id="", source="", model_type=model_type,
+                                    hidden_size=h, num_hidden_layers=L, num_attention_heads=a,
+                                    num_key_value_heads=kv, head_dim=head_dim,
+                                    intermediate_size=inter, vocab_size=vocab)
+    return replace(
+        base, name=name, hf_id=name, source=source, model_type=model_type, hidden_size=h,
+        num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=kv, head_dim=head_dim,
+        intermediate_size=inter, vocab_size=vocab, tie_word_embeddings=tie,
+        mlp_kind="gated" if gated else "plain", attention_modules=attn_mods, mlp_modules=mlp_mods,
+        num_experts=moe_n, num_experts_per_tok=int(get("num_experts_per_tok") or 0),
+        router_module="gate" if moe_n else None, params_total=0,
+        max_position_embeddings=get("max_position_embeddings") or get("n_positions") or get("seq_length"),
+        rough=False, aliases=())
+
+
+def _from_litgpt_yaml(path: Path) -> Architecture:
+    import yaml  # lazy: only for litgpt checkpoint dirs
+
+    cfg = yaml.safe_load(path.read_text("utf-8")) or {}
+    n_embd, n_head = int(cfg.get("n_embd", 4096)), int(cfg.get("n_head", 32))
+    mlp = str(cfg.get("mlp_class_name", cfg.get("_mlp_class", "GptNeoxMLP")))
+    hf = {
+        "model_type": "llama" if mlp in ("LLaMAMLP", "GemmaMLP") else "gpt_neox",
+        "hidden_size": n_embd, "num_hidden_layers": int(cfg.get("n_layer", 16)),
+        "num_attention_heads": n_head,
+        "num_key_value_heads": int(cfg.get("n_query_groups") or n_head),
+        "head_dim": int(cfg.get("head_size") or n_embd // n_head),
+        "intermediate_size": int(cfg.get("intermediate_size") or 4 * n_embd),
+        "vocab_size": int(cfg.get("padded_vocab_size") or cfg.get("vocab_size") or 50254),
+        "hidden_act": "silu" if mlp in ("LLaMAMLP",) else "gelu",
+    }
+    name = str(cfg.get("name") or path.parent.name)
+    return from_hf_config(hf, name=name, source=f"litgpt model_config.yaml at {path}")
+
+
+def _read_local(path: Path, label: str) -> Architecture | None:
+    if path.is_dir():
+        if (path / "config.json").is_file():
+            path = path / "config.json"
+        elif (path / "model_config.yaml").is_file():
+            return _from_litgpt_yaml(path / "model_config.yaml")
+        else:
+            return None
+    if not path.is_file():
+        return None
+    if path.suffix in (".yaml", ".yml"):
+        return _from_litgpt_yaml(path)
+    try:
+        cfg = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UnknownModelError(f"cannot read model config {path}: {exc}") from None
+    if not isinstance(cfg, dict):
+        raise UnknownModelError(f"model config {path} is not a JSON object")
+    name = str(cfg.get("_name_or_path") or label)
+    # a local copy of a catalogued model keeps the catalog's module facts and name
+    return from_hf_config(cfg, name=name, source=f"local config {path}")
+
+
+def _hf_cache_dirs() -> list[Path]:
+    dirs: list[Path] = []
+    if os.environ.get("HF_HUB_CACHE"):
+        dirs.append(Path(os.environ["HF_HUB_CACHE"]))
+    if os.environ.get("HF_HOME"):
+        dirs.append(Path(os.environ["HF_HOME"]) / "hub")
+    dirs.append(Path.home() / ".cache" / "huggingface" / "hub")
+    return dirs
+
+
+def _from_hf_cache(hub_id: str) -> Architecture | None:
+    if "/" not in hub_id or hub_id.count("/") != 1:
+        return None
+    folder = "models--" + hub_id.replace("/", "--")
+    for d in _hf_cache_dirs():
+        snaps = d / folder / "snapshots"
+        if not snaps.is_dir():
+            continue
+        configs = sorted((p / "config.json" for p in snaps.iterdir() if (p / "config.json").is_file()),
+                         key=lambda p: p.stat().st_mtime, reverse=True)
+        if configs:
+            return _read_local(configs[0], hub_id)
+    return None
+
+
+# ---- rough stand-in ----------------------------------------------------------------------------
+# Llama-family shapes by size class (Llama-2 7B/13B/70B, TinyLlama, Llama-3.2-3B, Yi-34B;
+# catalog records), used to build a stand-in whose parameter count matches the user's.
+_ROUGH_SHAPES = ((1.1e9, 2048, 22), (3e9, 3072, 28), (7e9, 4096, 32), (13e9, 5120, 40),
+                 (34e9, 7168, 60), (70e9, 8192, 80))
+
+
+def rough_architecture(params: float, name: str | None = None) -> Architecture:
+    """A Llama-shaped stand-in with ``params`` parameters (vocab 32000, MHA, gated MLP).
+
+    The hidden size and depth come from the nearest Llama-family size class; the MLP width is
+    solved so that ``2·V·h + L·(4h² + 3·h·I) ≈ params``. Everything built on it is labelled
+    rough.
+
+    Raises:
+        UnknownModelError: ``params`` is not positive.
+    """
+    if not params or params <= 0:
+        raise UnknownModelError("--params must be a positive parameter count (e.g. 7B)")
+    _, h, L = min(_ROUGH_SHAPES, key=lambda t: abs(math.log(params / t[0])))
+    V = 32000
+    inter = max(h, int((params - 2 * V * h - L * 4 * h * h) / (3 * h * L)))
+    label = name or f"{params / 1e9:.3g}B-parameter model"
+    return Architecture(
+        name=f"{label} (rough, Llama-shaped)", hf_id=name or "", model_type="llama",
+        source=f"rough: a Llama-shaped stand-in for {params:.3g} parameters (hidden {h}, "
+               f"{L} layers, MLP {inter}, vocab {V}); not a real config",
+        hidden_size=h, num_hidden_layers=L, num_attention_heads=h // 128, num_key_value_heads=h // 128,
+        head_dim=128, intermediate_size=inter, vocab_size=V, tie_word_embeddings=False,
+        params_total=int(params), rough=True)
+
+
+# ---- resolution ----------------------------------------------------------------------------------
+def _how_to(name: str | None) -> str:
+    what = f"unknown model {name!r}" if name else "the model is not named in the file"
+    return (f"{what}: lintlora has no architecture for it (built-in catalog, local path, or the "
+            f"local Hugging Face cache). Supply it with --model HUB_ID (a catalogued id such as "
+            f"meta-llama/Llama-3.1-8B), --model-config path/config.json, or --params 7B for a "
+            f"rough estimate.")
+
+
+def resolve_architecture(
+    name_or_path: str | None,
+    *,
+    framework: str | None = None,
+    model_config: str | None = None,
+    params: float | None = None,
+    base_dir: str | None = None,
+) -> Architecture:
+    """Resolve a model name, path or framework identity to an :class:`Architecture`.
+
+    Args:
+        name_or_path: hub id, alias, local directory / ``config.json`` path, torchtune
+            component, litgpt checkpoint dir; ``None`` when the file does not name it.
+        framework: the setup's framework (``torchtune`` makes component names preferred).
+        model_config: a local ``config.json`` that overrides everything else.
+        params: a parameter count for a rough stand-in (used when nothing else resolves,
+            or alone).
+        base_dir: the linted file's path (or its folder); relative paths are tried there too.
+
+    Raises:
+        UnknownModelError: nothing resolves; the message says how to supply the model.
+    """
+    if model_config:
+        arch = _read_local(Path(model_config).expanduser(), str(model_config))
+        if arch is None:
+            raise UnknownModelError(f"--model-config {model_config}: no such config.json")
+        return arch
+    name = name_or_path.strip() if isinstance(name_or_path, str) else None
+    if not name:
+        if params:
+            return rough_architecture(params)
+        raise UnknownModelError(_how_to(None))
+    if framework == "torchtune" or name.startswith("torchtune."):
+        arch = _torchtune(name)
+        if arch is not None:
+            return arch
+    # a local path (absolute, relative to cwd, or relative to the linted file)
+    candidates = [Path(name).expanduser()]
+    if base_dir and not Path(name).is_absolute():
+        base = Path(base_dir)
+        candidates.append((base if base.is_dir() else base.parent) / name)
+    for p in candidates:
+        try:
+            if p.exists():
+                arch = _read_local(p, name)
+                if arch is not None:
+                    # a local copy of a catalogued model: keep the catalog's identity
+                    known = _lookup(p.name)
+                    if known is not None and (known.hidden_size, known.num_hidden_layers) == (
+                            arch.hidden_size, arch.num_hidden_layers):
+                        return replace(known, source=f"{arch.source}; matches catalog record "
+                                                      f"{known.hf_id}")
+                    return arch
+        except OSError:
+            continue
+    arch = _lookup(name)
+    if arch is not None:
+        return arch
+    arch = _torchtune(name)
+    if arch is not None:
+        return arch
+    arch = _from_hf_cache(name)
+    if arch is not None:
+        return arch
+    if params:
+        return rough_architecture(params, name)
+    raise UnknownModelError(_how_to(name))
