@@ -10,7 +10,10 @@ from dataclasses import dataclass
 
 from lintlora.training_setup import CallSite, Origin, Setting, Span, TrainingSetup
 
-__all__ = ["Fact", "checkpointing", "is_quantized", "quant_bits"]
+__all__ = [
+    "Fact", "checkpointing", "is_quantized", "quant_bits", "DATA_PARALLEL_KINDS", "data_parallel",
+    "frozen_base", "Use", "fp16_uses", "dataloader_workers",
+]
 
 
 @dataclass(frozen=True)
@@ -114,3 +117,109 @@ def is_quantized(setup: TrainingSetup) -> bool | None:
     """Whether the base model is loaded in 4 or 8 bits (``None`` when unknown)."""
     bits = quant_bits(setup)
     return None if bits is None else bits > 0
+
+
+# ---- facts added for the rules (LL001-LL007) -------------------------------------------------
+
+DATA_PARALLEL_KINDS = frozenset(
+    {"accelerator", "env-rank", "deepspeed", "fsdp", "ddp-argument", "torchrun", "multi-gpu"}
+)
+"""Evidence kinds (see :class:`lintlora.training_setup.Evidence`) meaning the script runs one
+process per GPU, each holding its own replica or shard of the model."""
+
+
+def data_parallel(setup: TrainingSetup) -> tuple:
+    """The launch evidence that the setup trains data-parallel (or sharded), in source order.
+
+    Empty when nothing in the file says so; that is not proof of a single process (a launcher
+    outside the file can still start several), so rules that need this evidence stay silent
+    without it.
+    """
+    return tuple(e for e in setup.launch if e.kind in DATA_PARALLEL_KINDS)
+
+
+def frozen_base(setup: TrainingSetup) -> bool | None:
+    """Whether the base weights stay frozen while adapters train (LoRA / QLoRA).
+
+    True when the setup has an adapter configuration (a ``LoraConfig`` or a dialect's LoRA
+    keys), wraps the model with ``get_peft_model``, or loads it quantized (bitsandbytes 4/8-bit
+    weights cannot be trained directly, only through adapters). ``None`` otherwise: no adapter
+    seen is not proof of full fine-tuning.
+    """
+    if setup.lora is not None or setup.has_call("get_peft_model"):
+        return True
+    if is_quantized(setup):
+        return True
+    return None
+
+
+@dataclass(frozen=True)
+class Use:
+    """One place where the setup asks for something, for messages and fixes.
+
+    Attributes:
+        what: the user's own spelling, e.g. ``"fp16=True"`` or ``"autocast(dtype=torch.float16)"``.
+        path: the setup path (``"training.fp16"``) a fix can ``set``, or ``None`` for a call.
+        span: where it is written (``None`` for defaults without a location).
+        setting: the Setting, when it is one.
+        call: the CallSite, when it is one.
+    """
+
+    what: str
+    path: str | None
+    span: Span | None
+    setting: Setting | None = None
+    call: CallSite | None = None
+
+
+def fp16_uses(setup: TrainingSetup) -> list[Use]:
+    """Every place the setup trains in float16, in this order: the trainer's ``fp16``, the
+    ``autocast`` calls, the 4-bit compute dtype, the model's load dtype.
+
+    Only known values count; a library default of ``fp16=False`` or a float32 compute dtype is
+    not a use. The load dtype counts only when the setup trains (``is_training``).
+    """
+    uses: list[Use] = []
+    config = setup.kind in ("yaml", "json")
+
+    def spell(key: str, python: str, yaml: str) -> str:
+        return f"{key}: {yaml}" if config else f"{key}={python}"
+
+    fp16 = setup.get("training.fp16")
+    if fp16.known and fp16.value is True:
+        uses.append(Use(spell("fp16", "True", "true"), "training.fp16", fp16.span or fp16.key_span,
+                        setting=fp16))
+    for call in setup.calls_of("autocast"):
+        dtype = call.args.get("dtype")
+        if dtype is not None and dtype.is_("float16"):
+            uses.append(Use("autocast(dtype=torch.float16)", None, call.span, call=call))
+    compute = setup.get("quantization.bnb_4bit_compute_dtype")
+    if compute.is_("float16"):
+        uses.append(Use(spell("bnb_4bit_compute_dtype", "torch.float16", "float16"),
+                        "quantization.bnb_4bit_compute_dtype", compute.span or compute.key_span,
+                        setting=compute))
+    dtype = setup.get("model.torch_dtype")
+    if setup.is_training and dtype.is_("float16"):
+        uses.append(Use(spell("torch_dtype", "torch.float16", "float16"), "model.torch_dtype",
+                        dtype.span or dtype.key_span, setting=dtype))
+    return uses
+
+
+def dataloader_workers(setup: TrainingSetup) -> list[Use]:
+    """The known worker counts of the setup's data loaders: ``dataloader_num_workers`` of the
+    trainer, then each ``DataLoader(num_workers=...)``; unknown counts are left out.
+
+    ``Use.path`` is ``"training.dataloader_num_workers"`` for the trainer's setting and ``None``
+    for DataLoader calls; ``Use.setting.value`` is the count.
+    """
+    found: list[Use] = []
+    trainer = setup.get("training.dataloader_num_workers")
+    if trainer.known and isinstance(trainer.value, int) and not isinstance(trainer.value, bool):
+        found.append(Use(f"dataloader_num_workers={trainer.value}", "training.dataloader_num_workers",
+                         trainer.span or trainer.key_span, setting=trainer))
+    for loader in setup.dataloaders:
+        n = loader.num_workers
+        if n.known and isinstance(n.value, int) and not isinstance(n.value, bool):
+            found.append(Use(f"num_workers={n.value}", None, n.span or n.key_span or loader.span,
+                             setting=n))
+    return found

@@ -2,6 +2,201 @@
 
 Built-in rules are listed in ``pyproject.toml`` under ``[project.entry-points."lintlora.rules"]``
 like any plugin's. :func:`load_rules` reads that group with ``importlib.metadata``; when lintlora
-runs from a source tree that was never installed (no entry points), it falls back to
-:data:`BUILTIN_RULES`, the same list.
+runs from a source tree that was never installed (no entry points), or from an install whose
+metadata predates a rule, it falls back to :data:`BUILTIN_RULES`, the same list.
+
+Importing this package is cheap: it imports no rule module (and never libcst, rich or yaml);
+rule modules themselves import only the setup model, findings and facts, so ``lintlora rules``
+and ``lintlora explain`` stay fast.
+
+Public API:
+
+- :func:`load_rules` -> ``list[type[Rule]]`` sorted by code (cached per process);
+- :func:`load_problems` -> the plugin problems met by the last load (import failures, entry
+  points that are not rules), each a :class:`RuleLoadProblem`; they are reported, not fatal;
+- :func:`find_rule` -> the rule class for a code, or ``None``;
+- :class:`DuplicateRuleError` when two different classes claim one code.
 """
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.rules.base import Rule
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "BUILTIN_RULES",
+    "RuleLoadProblem",
+    "DuplicateRuleError",
+    "load_rules",
+    "load_problems",
+    "find_rule",
+]
+
+ENTRY_POINT_GROUP = "lintlora.rules"
+"""The entry-point group built-in and third-party rules are registered in."""
+
+BUILTIN_RULES: tuple[tuple[str, str], ...] = (
+    ("LL000", "lintlora.rules.ll000_syntax_error:SyntaxErrorRule"),
+    ("LL001", "lintlora.rules.ll001_gradient_checkpointing_off:GradientCheckpointingOff"),
+    ("LL002", "lintlora.rules.ll002_fp16_instead_of_bf16:Fp16InsteadOfBf16"),
+    ("LL003", "lintlora.rules.ll003_broad_target_modules:BroadTargetModules"),
+    ("LL004", "lintlora.rules.ll004_no_trainable_parameter_report:NoTrainableParameterReport"),
+    ("LL005", "lintlora.rules.ll005_device_map:DeviceMap"),
+    ("LL006", "lintlora.rules.ll006_empty_cache_misuse:EmptyCacheMisuse"),
+    ("LL007", "lintlora.rules.ll007_dataloader_workers:DataloaderWorkers"),
+)
+"""``(code, "module:Class")`` of every built-in rule: the same table as pyproject's entry points
+(a test keeps the two equal)."""
+
+
+@dataclass(frozen=True)
+class RuleLoadProblem:
+    """A registered rule that could not be used.
+
+    Attributes:
+        name: the entry point's name (normally the rule code).
+        target: the entry point's value, ``"module:Class"``.
+        message: what went wrong, phrased for the user.
+    """
+
+    name: str
+    target: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"rule plugin {self.name} ({self.target}): {self.message}"
+
+
+class DuplicateRuleError(Exception):
+    """Two different rule classes are registered under one code.
+
+    The message names both targets so the user can uninstall or rename one.
+    """
+
+
+_cache: list | None = None
+_problems: list[RuleLoadProblem] = []
+
+
+def _import_target(target: str) -> object:
+    """Import ``"package.module:Attr"`` and return the attribute (raises what the import raises)."""
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name.strip())
+    obj: object = module
+    for part in attr.strip().split(".") if attr.strip() else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+def _entry_points() -> list[tuple[str, str]]:
+    """``(name, value)`` of every entry point in the group; empty when metadata is unavailable."""
+    try:
+        from importlib.metadata import entry_points
+    except ImportError:  # pragma: no cover - Python < 3.8 is not supported anyway
+        return []
+    try:
+        eps: Iterable = entry_points(group=ENTRY_POINT_GROUP)
+    except Exception:  # pragma: no cover - broken metadata of some installed distribution
+        return []
+    return [(ep.name, ep.value) for ep in eps]
+
+
+def _validate(name: str, target: str, obj: object) -> str | None:
+    """Why ``obj`` is not a usable rule class, or ``None`` when it is."""
+    from lintlora.rules.base import Rule
+
+    if not isinstance(obj, type) or not issubclass(obj, Rule):
+        return "is not a subclass of lintlora.rules.base.Rule"
+    if not obj.code or not obj.name:
+        return "does not set both `code` and `name`"
+    if not callable(getattr(obj, "check", None)) or obj.check is Rule.check:
+        return "does not implement check(setup, context)"
+    return None
+
+
+def load_rules(*, refresh: bool = False) -> "list[type[Rule]]":
+    """Every registered rule class, built-ins and plugins, sorted by code.
+
+    The built-ins of :data:`BUILTIN_RULES` are always loaded (an install whose metadata is stale
+    or missing still gets them); entry points of the ``lintlora.rules`` group are added. An entry
+    point naming the same class as a built-in is the built-in itself.
+
+    Plugins that fail to import, or that name something that is not a :class:`Rule` subclass,
+    are skipped and recorded (see :func:`load_problems`); a failing *built-in* is a bug in
+    lintlora and raises.
+
+    Args:
+        refresh: re-read the entry points instead of returning the cached list (tests that
+            install a plugin use it).
+
+    Raises:
+        DuplicateRuleError: two different classes claim one code; the message names both.
+    """
+    global _cache, _problems
+    if _cache is not None and not refresh:
+        return list(_cache)
+    problems: list[RuleLoadProblem] = []
+    by_code: dict[str, tuple[type, str]] = {}
+
+    def add(cls: type, target: str) -> None:
+        code = cls.code  # type: ignore[attr-defined]
+        if code in by_code:
+            previous, previous_target = by_code[code]
+            if previous is cls:
+                return
+            raise DuplicateRuleError(
+                f"rule code {code} is registered twice: {previous_target} and {target}; "
+                f"uninstall one of the packages or give the plugin rule another code"
+            )
+        by_code[code] = (cls, target)
+
+    for code, target in BUILTIN_RULES:
+        cls = _import_target(target)
+        why = _validate(code, target, cls)
+        if why is not None:  # pragma: no cover - guarded by tests
+            raise RuntimeError(f"built-in rule {code} ({target}) {why}")
+        add(cls, target)  # type: ignore[arg-type]
+
+    builtin_targets = {t.replace(" ", "") for _, t in BUILTIN_RULES}
+    for name, target in _entry_points():
+        if target.replace(" ", "") in builtin_targets:
+            continue
+        try:
+            obj = _import_target(target)
+        except Exception as exc:  # a plugin failing to import is reported, not fatal
+            problems.append(RuleLoadProblem(name, target, f"failed to import: {type(exc).__name__}: {exc}"))
+            continue
+        why = _validate(name, target, obj)
+        if why is not None:
+            problems.append(RuleLoadProblem(name, target, why))
+            continue
+        if obj.code != name:  # type: ignore[attr-defined]
+            problems.append(RuleLoadProblem(
+                name, target, f"entry point name differs from the rule's code {obj.code!r}; "  # type: ignore[attr-defined]
+                "the code is used"))
+        add(obj, target)  # type: ignore[arg-type]
+
+    _cache = [cls for _, (cls, _) in sorted(by_code.items())]
+    _problems = problems
+    return list(_cache)
+
+
+def load_problems() -> list[RuleLoadProblem]:
+    """Plugin problems met by the last :func:`load_rules` call (loads the rules if needed)."""
+    if _cache is None:
+        load_rules()
+    return list(_problems)
+
+
+def find_rule(code: str) -> "type[Rule] | None":
+    """The registered rule class with this code (case-insensitive), or ``None``."""
+    wanted = code.strip().upper()
+    for cls in load_rules():
+        if cls.code.upper() == wanted:
+            return cls
+    return None

@@ -1,0 +1,58 @@
+"""Small wording helpers shared by the rule modules (units: bytes in, GiB = 2**30 out)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from lintlora.findings import MemoryFigures
+
+__all__ = ["gib", "count", "join_words", "peak_phrase", "fits", "HEADROOM"]
+
+HEADROOM = 0.10
+"""Share of the GPU's memory an estimate must leave free to count as "fits comfortably".
+
+It is the accuracy target set for the estimator (issue 3: median absolute error <= 10%), so an
+estimate that fits with this much room left still fits when the estimate is off by its typical
+error.
+"""
+
+
+def gib(n_bytes: int | float | None) -> str:
+    """``12.3 GiB`` (GiB = 2**30 bytes); ``"?"`` for ``None``."""
+    if n_bytes is None:
+        return "?"
+    return f"{n_bytes / 2**30:.1f} GiB"
+
+
+def count(n: int) -> str:
+    """An integer with thousands separators, as peft prints parameter counts (``4,194,304``)."""
+    return f"{n:,}"
+
+
+def join_words(items: Iterable[str], last: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+def fits(peak_bytes: int | None, capacity_bytes: int | None, headroom: float = 0.0) -> bool | None:
+    """Whether ``peak_bytes`` fits in ``capacity_bytes`` leaving ``headroom`` (a share) free;
+    ``None`` when either is unknown."""
+    if peak_bytes is None or not capacity_bytes:
+        return None
+    return peak_bytes <= capacity_bytes * (1.0 - headroom)
+
+
+def peak_phrase(figures: MemoryFigures) -> str | None:
+    """``"estimated peak 27.9 GiB -> 18.6 GiB with the fix (RTX 3090: 24.0 GiB)"``, or ``None``
+    when there is no estimate."""
+    if figures.peak_bytes is None:
+        return None
+    text = f"estimated peak {gib(figures.peak_bytes)}"
+    if figures.peak_after_fix_bytes is not None and figures.peak_after_fix_bytes != figures.peak_bytes:
+        text += f" -> {gib(figures.peak_after_fix_bytes)} with the fix"
+    if figures.gpu_memory_bytes:
+        text += f" ({figures.gpu or 'GPU'}: {gib(figures.gpu_memory_bytes)})"
+    return text

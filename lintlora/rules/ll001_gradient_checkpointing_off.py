@@ -1,0 +1,187 @@
+"""LL001 gradient-checkpointing-off (page: ``rules/LL001.md``).
+
+Flags a training setup whose activation (gradient) checkpointing is off, as decided by
+:func:`lintlora.facts.checkpointing` (``False``, never ``None``). Without checkpointing every
+decoder layer keeps its intermediate activations until the backward pass; with it only each
+layer's input is kept and one layer at a time is recomputed, for about one extra forward pass
+of compute per step. Sources: allenai/open-instruct#65 (QLoRA OOM at 75 GiB on an 80 GB card,
+fixed by turning checkpointing on), gke-labs/open-rl PR #99 (about 70 GiB of activations at
+13k tokens for a 4B model without it), axolotl-ai-cloud/axolotl PR #2412.
+
+Severity: warning; error when the estimate as written exceeds the GPU's memory and the fix
+brings it under; info when the estimate as written fits with :data:`HEADROOM` to spare
+(checkpointing then only costs speed).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from lintlora import facts
+from lintlora.findings import Finding, Severity
+from lintlora.rules._text import HEADROOM, fits, gib
+from lintlora.rules.base import Rule
+from lintlora.training_setup import CallSite, Setting, Span, TrainingSetup
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.context import Context
+
+__all__ = ["GradientCheckpointingOff"]
+
+_REENTRANT_NOTE = (
+    "On a frozen base (LoRA/QLoRA) checkpointing also needs gradient_checkpointing_kwargs="
+    '{"use_reentrant": False} or a call to model.enable_input_require_grads() before training; '
+    "otherwise the checkpointed layers get inputs that do not require grad and the adapters "
+    "receive no gradient."
+)
+
+
+def _activation_bytes(estimate: object) -> int | None:
+    """Sum of the estimate's activation components (breakdown keys naming activations)."""
+    breakdown = getattr(estimate, "breakdown", None) or {}
+    parts = [v for k, v in breakdown.items() if "activation" in k.lower() and isinstance(v, (int, float))]
+    return int(sum(parts)) if parts else None
+
+
+def _deciding_call(setup: TrainingSetup, span: Span | None) -> CallSite | None:
+    """The call whose span decided the fact, if a call did."""
+    if span is None:
+        return None
+    for call in setup.calls:
+        if call.span == span:
+            return call
+    return None
+
+
+def _reason(setup: TrainingSetup, fact: facts.Fact) -> str:
+    call = _deciding_call(setup, fact.span)
+    if call is not None and call.kind == "prepare_model_for_kbit_training":
+        return "prepare_model_for_kbit_training(use_gradient_checkpointing=False)"
+    if call is not None and call.kind == "gradient_checkpointing_disable":
+        return "gradient_checkpointing_disable() is the last checkpointing call"
+    return fact.reason
+
+
+def _fixed_setup(setup: TrainingSetup) -> TrainingSetup:
+    """The setup with checkpointing on: the trainer's flag when there is a trainer section (it
+    wins over any call), else a synthetic ``gradient_checkpointing_enable`` call after the rest."""
+    if setup.training is not None:
+        return setup.set("training.gradient_checkpointing", True, "LL001 fix: checkpointing on")
+    order = max((c.order for c in setup.calls), default=-1) + 1
+    return setup.with_call(CallSite(
+        "gradient_checkpointing_enable", "model.gradient_checkpointing_enable", None,
+        args={"gradient_checkpointing_kwargs": Setting.assumed({"use_reentrant": False}, "LL001 fix")},
+        order=order, synthetic=True,
+    ))
+
+
+def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
+    """The complete remedy, in the terms of the file's own framework or dialect."""
+    call = _deciding_call(setup, fact.span)
+    framework = setup.framework
+    if setup.kind in ("yaml", "json"):
+        if framework == "llama-factory":
+            return ("Remove `disable_gradient_checkpointing: true` (LLaMA-Factory turns checkpointing "
+                    "on by default and makes the inputs require grad for adapters itself).")
+        if framework == "torchtune":
+            return "Set `enable_activation_checkpointing: True` in the config."
+        if framework == "axolotl":
+            text = "Set `gradient_checkpointing: true`"
+            if frozen:
+                text += " and `gradient_checkpointing_kwargs: {use_reentrant: false}`"
+            return text + " in the config."
+        text = "Set `gradient_checkpointing: true`"
+        if frozen:
+            text += ' and `gradient_checkpointing_kwargs: {"use_reentrant": false}`'
+        return text + " in the config."
+    if call is not None and call.kind == "prepare_model_for_kbit_training":
+        return ("Pass use_gradient_checkpointing=True to prepare_model_for_kbit_training (its default); "
+                "with it the helper also makes the inputs require grad, so the adapters still train.")
+    if call is not None and call.kind == "gradient_checkpointing_disable":
+        text = "Remove the gradient_checkpointing_disable() call, or enable checkpointing after it."
+        return text + (" " + _REENTRANT_NOTE if frozen else "")
+    if framework == "unsloth":
+        return ('Pass use_gradient_checkpointing="unsloth" (or True) to FastLanguageModel.get_peft_model.')
+    if setup.training is not None:
+        text = "Pass gradient_checkpointing=True to the training arguments"
+        if frozen:
+            text += (' together with gradient_checkpointing_kwargs={"use_reentrant": False} (or call '
+                     "model.enable_input_require_grads() before training): on a frozen base, reentrant "
+                     "checkpointing gives the checkpointed layers inputs that do not require grad and "
+                     "the adapters receive no gradient.")
+        else:
+            text += "."
+        return text
+    text = ('Call model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False}) '
+            "after loading the model")
+    if frozen:
+        text += (" (or keep the reentrant default and also call model.enable_input_require_grads()): on a "
+                 "frozen base, reentrant checkpointing gives the checkpointed layers inputs that do not "
+                 "require grad and the adapters receive no gradient.")
+    else:
+        text += "."
+    return text
+
+
+class GradientCheckpointingOff(Rule):
+    """Training with activation checkpointing off (see the module docstring)."""
+
+    code = "LL001"
+    name = "gradient-checkpointing-off"
+    severity = Severity.WARNING
+    summary = "Training with gradient checkpointing off keeps every layer's activations in GPU memory"
+
+    def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
+        if not setup.is_training:
+            return
+        fact = facts.checkpointing(setup)
+        if fact.value is not False:
+            return
+        fixed = _fixed_setup(setup)
+        if facts.checkpointing(fixed).value is not True:  # pragma: no cover - defensive
+            fixed = None
+        frozen = facts.frozen_base(setup) is True
+        figures = context.figures(setup, fixed)
+        capacity = figures.gpu_memory_bytes
+
+        parts = [f"Gradient checkpointing is off ({_reason(setup, fact)}), so every layer keeps its "
+                 "activations until the backward pass."]
+        before = context.estimate(setup)
+        after = context.estimate(fixed) if fixed is not None else None
+        if figures.peak_bytes is not None and figures.peak_after_fix_bytes is not None:
+            act_before, act_after = _activation_bytes(before), _activation_bytes(after)
+            saved = figures.peak_bytes - figures.peak_after_fix_bytes
+            if act_before is not None and act_after is not None:
+                parts.append(f"Turning it on saves about {gib(act_before - act_after)} of activation memory "
+                             f"(activations {gib(act_before)} -> {gib(act_after)}; estimated peak "
+                             f"{gib(figures.peak_bytes)} -> {gib(figures.peak_after_fix_bytes)}).")
+            else:
+                parts.append(f"Turning it on lowers the estimated peak by {gib(saved)} "
+                             f"({gib(figures.peak_bytes)} -> {gib(figures.peak_after_fix_bytes)}).")
+        else:
+            parts.append("Turning it on keeps only each layer's input and recomputes the rest during the "
+                         "backward pass, usually the largest saving available (no figure: the model is "
+                         "unknown).")
+        parts.append("It costs about one extra forward pass per step.")
+
+        severity = Severity.WARNING
+        over = fits(figures.peak_bytes, capacity)
+        if over is False and fits(figures.peak_after_fix_bytes, capacity) is True:
+            severity = Severity.ERROR
+            parts.append(f"As written the estimate does not fit on the {figures.gpu or 'GPU'} "
+                         f"({gib(capacity)}); with checkpointing it does.")
+        elif over is False:
+            parts.append(f"As written the estimate does not fit on the {figures.gpu or 'GPU'} "
+                         f"({gib(capacity)}), and checkpointing alone does not bring it under.")
+        elif fits(figures.peak_bytes, capacity, HEADROOM) is True:
+            severity = Severity.INFO
+            parts.append(f"The estimate fits on the {figures.gpu or 'GPU'} ({gib(capacity)}) as written, "
+                         "so this matters only if you need the headroom (longer sequences, bigger batches).")
+
+        span = fact.span or (setup.training.span if setup.training is not None else None) \
+            or setup.anchor or (setup.model.span if setup.model is not None else None)
+        rests_on = (fact.reason,) if fact.from_default else ()
+        yield self.finding(
+            context, setup, span, " ".join(parts),
+            fix=_fix_text(setup, fact, frozen), fixed_setup=fixed, severity=severity, rests_on=rests_on,
+        )

@@ -1,0 +1,117 @@
+"""LL002 fp16-instead-of-bf16 (page: ``rules/LL002.md``).
+
+Flags float16 training (``fp16=True``, a float16 ``bnb_4bit_compute_dtype``, a float16
+``torch_dtype`` for a model being trained, ``autocast(dtype=torch.float16)``; see
+:func:`lintlora.facts.fp16_uses`) on a GPU that supports bfloat16.
+
+Why: float16 has 5 exponent bits (largest finite value 65,504) where bfloat16 keeps float32's 8
+(largest about 3.4e38), so float16 training needs loss scaling and can still overflow into
+inf/NaN losses and skipped steps; bfloat16 takes the same memory and runs at the same tensor-core
+rate on GPUs that have it (NVIDIA Ampere, compute capability 8.0, and newer). Formats: IEEE 754
+binary16 and Google's bfloat16 (as ``torch.finfo(torch.float16).max`` / ``torch.finfo(
+torch.bfloat16).max`` report). Reported case: hiyouga/LlamaFactory#3638 (fp16=true on an A100).
+
+Severity: warning on a GPU with bf16 support; info, with the condition stated, when no GPU was
+named; silent on GPUs without bf16 (T4, V100), where float16 is the right choice.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from lintlora import facts
+from lintlora.findings import Finding, Severity
+from lintlora.rules._text import join_words
+from lintlora.rules.base import Rule
+from lintlora.training_setup import CallSite, Setting, TrainingSetup
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.context import Context
+
+__all__ = ["Fp16InsteadOfBf16"]
+
+_PYTHON_FIX = {
+    "training.fp16": "bf16=True instead of fp16=True",
+    "quantization.bnb_4bit_compute_dtype": "bnb_4bit_compute_dtype=torch.bfloat16",
+    "model.torch_dtype": "torch_dtype=torch.bfloat16",
+    None: "torch.autocast(..., dtype=torch.bfloat16) (no GradScaler needed)",
+}
+
+_YAML_FIX = {
+    "axolotl": "`bf16: true` and remove `fp16: true`",
+    "llama-factory": "`bf16: true` and remove `fp16: true`",
+    "torchtune": "`dtype: bf16`",
+    "litgpt": "`precision: bf16-true` (or `bf16-mixed`)",
+}
+
+
+def _fixed_setup(setup: TrainingSetup, uses: list[facts.Use]) -> TrainingSetup:
+    fixed = setup
+    for use in uses:
+        if use.path == "training.fp16":
+            fixed = fixed.set("training.fp16", False, "LL002 fix").set("training.bf16", True, "LL002 fix")
+        elif use.path is not None:
+            fixed = fixed.set(use.path, "bfloat16", "LL002 fix")
+    if any(u.call is not None for u in uses):
+        calls = tuple(
+            CallSite(c.kind, c.qualified_name, c.span, c.in_loop, c.in_step_callback,
+                     {**dict(c.args), "dtype": Setting.assumed("bfloat16", "LL002 fix")},
+                     c.receiver, c.order, True)
+            if c.kind == "autocast" and c.args.get("dtype") is not None and c.args["dtype"].is_("float16")
+            else c
+            for c in fixed.calls
+        )
+        fixed = fixed.replace(calls=calls)
+    return fixed
+
+
+def _fix_text(setup: TrainingSetup, uses: list[facts.Use]) -> str:
+    if setup.kind in ("yaml", "json"):
+        wording = _YAML_FIX.get(setup.framework, "`bf16: true` instead of `fp16: true`")
+        return f"Use {wording}."
+    seen: list[str] = []
+    for use in uses:
+        text = _PYTHON_FIX[use.path]
+        if text not in seen:
+            seen.append(text)
+    return (f"Use {join_words(seen)}. The memory stays the same; drop any GradScaler, bfloat16 does "
+            "not need loss scaling.")
+
+
+class Fp16InsteadOfBf16(Rule):
+    """float16 training on a GPU that supports bfloat16 (see the module docstring)."""
+
+    code = "LL002"
+    name = "fp16-instead-of-bf16"
+    severity = Severity.WARNING
+    summary = "Training in float16 on a GPU that supports bfloat16 risks overflow for no gain"
+
+    def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
+        if not setup.is_training:
+            return
+        uses = facts.fp16_uses(setup)
+        if not uses:
+            return
+        gpu = context.gpu
+        supported = getattr(gpu, "bf16_supported", None) if gpu is not None else None
+        if gpu is not None and supported is False:
+            return  # T4, V100...: float16 is the right choice there
+        what = join_words([u.what for u in uses])
+        why = ("float16 tops out at 65,504, so training needs loss scaling and can still overflow to "
+               "inf/NaN losses and skipped steps; bfloat16 has float32's range at the same memory and speed")
+        if gpu is not None and supported:
+            severity = Severity.WARNING
+            message = f"Trains in float16 ({what}) on the {gpu.name}, which supports bfloat16: {why}."
+        else:
+            severity = Severity.INFO
+            where = "no GPU was named" if gpu is None else f"bf16 support of the {gpu.name} is not known"
+            message = (f"Trains in float16 ({what}); if your GPU is Ampere or newer (A100, RTX 30xx/40xx, "
+                       f"L4, H100...), use bfloat16 instead: {why}. ({where}: pass --gpu to decide.)")
+        first = uses[0]
+        rests_on = tuple(f"{u.what} ({u.setting.origin.value})" for u in uses
+                         if u.setting is not None and u.setting.origin.is_default)
+        yield self.finding(
+            context, setup, first.span, message,
+            fix=_fix_text(setup, uses), fixed_setup=_fixed_setup(setup, uses), severity=severity,
+            rests_on=rests_on,
+        )

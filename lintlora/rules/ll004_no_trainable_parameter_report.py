@@ -1,0 +1,95 @@
+"""LL004 no-trainable-parameter-report (page: ``rules/LL004.md``).
+
+Flags a Python script (or notebook) that wraps a model with ``peft.get_peft_model`` or
+``peft.prepare_model_for_kbit_training`` and never calls ``print_trainable_parameters()`` or
+``get_nb_trainable_parameters()``. The count is the cheapest check that the adapters sit where
+intended: a typo in ``target_modules`` (peft adapts nothing it cannot find, or raises), an
+embedding trained in full (QwenLM/Qwen#797: 28% of parameters trainable whatever the rank), or
+a frozen model that trains nothing all show up in it. The message states the line the setup
+should print, computed from the architecture with :func:`lintlora.estimate.params.count_trainable`.
+
+Configs have no such call (YAML frameworks print the count themselves), and unsloth prints it
+when training starts: both are skipped.
+
+Severity: info. The missing line costs no memory and no time; it is a safeguard, and the finding
+is only worth a look, never a failed build by default.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Iterable
+
+from lintlora.findings import Finding, Severity
+from lintlora.rules.base import Rule
+from lintlora.training_setup import TrainingSetup
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.context import Context
+
+__all__ = ["NoTrainableParameterReport", "expected_count"]
+
+_WRAPPERS = ("get_peft_model", "prepare_model_for_kbit_training")
+_REPORTS = ("print_trainable_parameters", "get_nb_trainable_parameters")
+
+
+def expected_count(setup: TrainingSetup, arch: Any) -> tuple[Any, str | None]:
+    """``(TrainableCount, None)`` for the setup's LoRA configuration on ``arch``, or
+    ``(None, why)`` when it cannot be computed (no LoraConfig seen, r or target_modules
+    unresolved, no peft default targets)."""
+    lora = setup.lora
+    if lora is None:
+        return None, "no LoraConfig was resolved"
+    r, targets, saves = lora.r, lora.target_modules, lora.modules_to_save
+    if not (r.known and isinstance(r.value, int) and not isinstance(r.value, bool)):
+        return None, "the LoRA rank r is not resolved"
+    if not targets.known:
+        return None, "target_modules is not resolved"
+    if not saves.known and saves.expr is not None:
+        return None, "modules_to_save is not resolved"
+    from lintlora.estimate.params import count_trainable
+
+    try:
+        c = count_trainable(arch, r.value, targets.value, saves.value if saves.known else None,
+                            use_dora=lora.use_dora.known and lora.use_dora.value is True)
+    except (ValueError, re.error, TypeError) as exc:
+        return None, str(exc)
+    return c, None
+
+
+class NoTrainableParameterReport(Rule):
+    """A peft-wrapped model whose trainable parameters are never printed."""
+
+    code = "LL004"
+    name = "no-trainable-parameter-report"
+    severity = Severity.INFO
+    summary = "A peft-wrapped model whose trainable-parameter count is never printed"
+    fix_changes_memory = False
+
+    def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
+        if setup.kind not in ("python", "notebook") or setup.framework == "unsloth":
+            return
+        wraps = [c for c in setup.calls if c.kind in _WRAPPERS and not c.synthetic]
+        if not wraps or any(setup.has_call(k) for k in _REPORTS):
+            return
+        wrap = min(wraps, key=lambda c: (c.kind != "get_peft_model", c.order))
+        name = wrap.qualified_name.rsplit(".", 1)[-1] if wrap.qualified_name else wrap.kind
+        parts = [f"The model is wrapped with {name}() but the script never prints its trainable parameters, "
+                 "so adapters on the wrong layers (a target_modules typo, an embedding trained in full) would "
+                 "go unnoticed."]
+        arch = context.architecture(setup)
+        if arch is None:
+            problem = context.architecture_problem(setup) or "the model is unknown"
+            parts.append(f"No expected count: {problem.rstrip('.')}.")
+        else:
+            counted, why = expected_count(setup, arch)
+            if counted is None:
+                parts.append(f"No expected count: {why}.")
+            else:
+                parts.append(f"For this setup on {arch.name} it should print: {counted.peft_line()}.")
+        yield self.finding(
+            context, setup, wrap.span, " ".join(parts),
+            fix=("Call model.print_trainable_parameters() after get_peft_model(...) and compare it with the "
+                 "expected line; a count far from it means target_modules or modules_to_save are not what "
+                 "you meant."),
+        )

@@ -1,0 +1,248 @@
+"""LL005 device-map (page: ``rules/LL005.md``).
+
+Four sub-cases, each with its own message and fix:
+
+(a) ``device_map="auto"``/``"balanced"``/``"balanced_low_0"``/``"sequential"`` or a dict spanning
+    several GPUs, in a script that trains data-parallel (:func:`lintlora.facts.data_parallel`):
+    the map splits one model over the GPUs of one process, while DistributedDataParallel needs
+    a full replica per process; accelerate refuses to prepare such a model
+    (huggingface/accelerate#1802, #1840; QwenLM/Qwen#745). Error.
+(b) a hard-coded device 0 (``device_map={"": 0}``, ``"cuda:0"``, ``0``) under the same
+    evidence: every process loads its replica on GPU 0. Warning.
+(c) a quantized model moved with ``.cuda()``/``.to(...)`` (``model_move`` calls): transformers'
+    ``PreTrainedModel.cuda``/``.to`` refuse it for 8-bit models and, with bitsandbytes older than
+    0.43.2, for 4-bit ones, and refuse any dtype cast of a bitsandbytes model
+    (transformers ``modeling_utils.py``; nuprl/MultiPL-E#137, bitsandbytes#547,
+    transformers#24540). Error for a cast, warning for a move.
+(d) offload to ``"cpu"``/``"disk"`` (device_map values, ``llm_int8_enable_fp32_cpu_offload=True``)
+    for a model being trained: bitsandbytes cannot train offloaded quantized layers
+    (unslothai/unsloth#1629, transformers#26153), and offloaded layers are copied to the GPU on
+    every forward pass. Error when quantized, warning otherwise.
+
+(a) and (b) stay silent without data-parallel evidence in the file.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+from lintlora import facts
+from lintlora.findings import Finding, Severity
+from lintlora.rules._text import gib, join_words
+from lintlora.rules.base import Rule
+from lintlora.training_setup import CallSite, Evidence, TrainingSetup
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.context import Context
+
+__all__ = ["DeviceMap", "classify_device_map"]
+
+SPLITTING_MAPS = frozenset({"auto", "balanced", "balanced_low_0", "sequential"})
+"""device_map strings that let accelerate spread one model over every visible GPU
+(transformers ``from_pretrained`` docs; accelerate ``infer_auto_device_map``)."""
+
+_DTYPES = frozenset({"bfloat16", "float16", "float32", "float64", "half", "float", "double"})
+_CAST_METHODS = (".half", ".float", ".bfloat16", ".double")
+
+_PER_RANK_MAP = ('device_map={"": int(os.environ.get("LOCAL_RANK", 0))} (or {"": '
+                 'Accelerator().process_index})')
+
+_EVIDENCE_WORDS = {
+    "accelerator": "creates an accelerate Accelerator",
+    "env-rank": "reads the process rank / world size from the environment",
+    "deepspeed": "configures DeepSpeed",
+    "fsdp": "configures FSDP",
+    "ddp-argument": "passes ddp_* training arguments",
+    "torchrun": "initialises torch.distributed",
+    "multi-gpu": "asks for several GPUs",
+}
+
+
+def _device(value: Any) -> str | None:
+    """One device_map target as ``"cuda:N"``, ``"cuda"``, ``"cpu"``, ``"disk"``, ``"mps"``...;
+    ``None`` when it is not a recognisable device."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return f"cuda:{value}"
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v.isdigit():
+            return f"cuda:{int(v)}"
+        if v in ("cuda", "cpu", "disk", "mps", "meta", "xpu", "npu") or v.startswith(("cuda:", "xpu:", "npu:")):
+            return v
+    return None
+
+
+def classify_device_map(value: Any) -> dict[str, Any]:
+    """Classify a normalised device_map value.
+
+    Returns a dict with:
+        ``splits``: True for a splitting string or a dict over two or more GPUs;
+        ``zero``: True when every module goes to GPU 0 (``0``, ``"cuda:0"``, ``{"": 0}``...);
+        ``offloaded``: the module names sent to ``"cpu"``/``"disk"`` while others go to a GPU
+        (or any module sent to disk); empty when nothing is offloaded.
+    """
+    out: dict[str, Any] = {"splits": False, "zero": False, "offloaded": ()}
+    if isinstance(value, str) and value.strip().lower() in SPLITTING_MAPS:
+        out["splits"] = True
+        return out
+    if isinstance(value, dict):
+        devices = {k: _device(v) for k, v in value.items()}
+        if any(d is None for d in devices.values()):
+            return out  # something we cannot read: judge nothing
+        gpus = {d for d in devices.values() if d.startswith(("cuda", "xpu", "npu"))}
+        off = tuple(k or "(whole model)" for k, d in devices.items() if d in ("cpu", "disk"))
+        if off and (gpus or any(d == "disk" for d in devices.values())):
+            out["offloaded"] = off
+        if len(gpus) >= 2:
+            out["splits"] = True
+        elif gpus == {"cuda:0"} and not off:
+            out["zero"] = True
+        return out
+    device = _device(value)
+    if device == "cuda:0":
+        out["zero"] = True
+    return out
+
+
+def _evidence_phrase(evidence: tuple[Evidence, ...]) -> str:
+    first = evidence[0]
+    words = _EVIDENCE_WORDS.get(first.kind, first.kind)
+    if first.detail:
+        words += f" ({first.detail})"
+    if first.span is not None:
+        words += f" at line {first.span.line}"
+    return f"the script {words}"
+
+
+def _map_text(value: Any) -> str:
+    if isinstance(value, str):
+        return f'device_map="{value}"'
+    return f"device_map={value!r}"
+
+
+class DeviceMap(Rule):
+    """device_map and model placement that break or slow training (see the module docstring)."""
+
+    code = "LL005"
+    name = "device-map"
+    severity = Severity.ERROR
+    summary = ("device_map or model placement that conflicts with data-parallel training, "
+               "quantization or training itself")
+
+    def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
+        evidence = facts.data_parallel(setup)
+        quantized = facts.is_quantized(setup)
+        bits = facts.quant_bits(setup)
+        dm = setup.get("model.device_map")
+        dm_span = dm.span or dm.key_span or (setup.model.span if setup.model is not None else None)
+        kind = classify_device_map(dm.value) if dm.known else {"splits": False, "zero": False, "offloaded": ()}
+
+        # (a) a map splitting the model, under data-parallel training
+        if evidence and kind["splits"] and setup.is_training:
+            qual = f" For a {bits}-bit model accelerate blocks this on purpose." if quantized else ""
+            yield self.finding(
+                context, setup, dm_span,
+                f"{_map_text(dm.value)} splits one model over several GPUs inside one process, but "
+                f"{_evidence_phrase(evidence)}, so it trains data-parallel: DistributedDataParallel needs a "
+                f"full replica per process, and accelerate refuses to prepare a model spread over devices "
+                f"(accelerate#1802).{qual}",
+                fix=(f"Load one full replica per process with {_PER_RANK_MAP}; or keep {_map_text(dm.value)} "
+                     "and run a single process (python train.py, or accelerate launch --num_processes 1)."),
+                fixed_setup=setup.set("model.device_map", None, "LL005 fix: one replica per process"),
+                severity=Severity.ERROR,
+            )
+
+        # (b) everything on GPU 0, under data-parallel training
+        if evidence and kind["zero"] and setup.is_training:
+            yield self._zero_finding(context, setup, dm_span, _map_text(dm.value), evidence)
+        if evidence and setup.is_training and not quantized:
+            for call in setup.calls_of("model_move"):
+                if any(_device(a.value) == "cuda:0" for a in call.args.values() if a.known):
+                    yield self._zero_finding(context, setup, call.span, f"{call.qualified_name}(\"cuda:0\")",
+                                             evidence)
+
+        # (c) a quantized model moved or cast by hand
+        if quantized:
+            for call in setup.calls_of("model_move"):
+                if call.receiver and setup.model is not None and setup.model.variable \
+                        and call.receiver != setup.model.variable:
+                    continue  # another model (a reference or reward model), not the quantized one
+                yield self._move_finding(context, setup, call, bits)
+
+        # (d) offload for a model being trained
+        flag = setup.get("quantization.llm_int8_enable_fp32_cpu_offload")
+        flag_on = flag.known and flag.value is True
+        if setup.is_training and (kind["offloaded"] or flag_on):
+            parts = []
+            if kind["offloaded"]:
+                parts.append(f"device_map sends {join_words(kind['offloaded'])} to the CPU/disk")
+            if flag_on:
+                parts.append("llm_int8_enable_fp32_cpu_offload=True lets quantized loading offload modules "
+                             "to the CPU")
+            span = dm_span if kind["offloaded"] else (flag.span or flag.key_span)
+            fixed = setup.set("model.device_map", None, "LL005 fix: no offload")
+            if flag_on:
+                fixed = fixed.set("quantization.llm_int8_enable_fp32_cpu_offload", False, "LL005 fix")
+            figures = context.figures(setup, fixed)
+            fit = ""
+            if figures.peak_bytes is not None and figures.gpu_memory_bytes:
+                fit = (f" With everything on the GPU the estimated peak is {gib(figures.peak_bytes)} against "
+                       f"{gib(figures.gpu_memory_bytes)} on the {figures.gpu or 'GPU'}.")
+            if quantized:
+                message = (f"{join_words(parts)} for a {bits}-bit model being trained: bitsandbytes cannot train "
+                           "with offloaded quantized layers, and offload is meant for inference "
+                           f"(unsloth#1629, transformers#26153).{fit}")
+                severity = Severity.ERROR
+            else:
+                message = (f"{join_words(parts)} for a model being trained: offloaded layers are copied to the "
+                           f"GPU on every forward pass, which makes each step many times slower.{fit}")
+                severity = Severity.WARNING
+            yield self.finding(
+                context, setup, span, message,
+                fix=('Keep the whole model on the GPU (device_map={"": 0}, or {"": local_rank} per process) '
+                     "and drop llm_int8_enable_fp32_cpu_offload; if it does not fit, use a smaller model, "
+                     "a GPU with more memory, or shard across GPUs (FSDP / DeepSpeed ZeRO-3)."),
+                fixed_setup=fixed, severity=severity,
+            )
+
+    def _zero_finding(self, context: "Context", setup: TrainingSetup, span, what: str,
+                      evidence: tuple[Evidence, ...]) -> Finding:
+        return self.finding(
+            context, setup, span,
+            f"{what} puts the model on GPU 0 in every process, but {_evidence_phrase(evidence)}, so it "
+            "trains data-parallel: every replica lands on GPU 0 (out of memory there) while the other "
+            "GPUs idle.",
+            fix=f"Place each process's replica on its own GPU: {_PER_RANK_MAP}.",
+            fixed_setup=setup.set("model.device_map", None, "LL005 fix: one replica per process"),
+            severity=Severity.WARNING,
+        )
+
+    def _move_finding(self, context: "Context", setup: TrainingSetup, call: CallSite,
+                      bits: int | None) -> Finding:
+        method = call.qualified_name.rsplit(".", 1)[-1] if call.qualified_name else "to"
+        cast = call.qualified_name.endswith(_CAST_METHODS) or any(
+            a.known and isinstance(a.value, str) and a.value in _DTYPES for a in call.args.values())
+        width = f"{bits}-bit" if bits else "quantized"
+        fixed = setup.without_calls("model_move")
+        if cast:
+            return self.finding(
+                context, setup, call.span,
+                f".{method}(...) casts a model loaded in {width}: transformers refuses to cast a "
+                "bitsandbytes-quantized model to another dtype.",
+                fix=("Remove the cast; set the dtype of the layers that stay unquantized with "
+                     "torch_dtype=torch.bfloat16 in from_pretrained (and bnb_4bit_compute_dtype for the "
+                     "quantized ones)."),
+                fixed_setup=fixed, severity=Severity.ERROR,
+            )
+        return self.finding(
+            context, setup, call.span,
+            f".{method}() moves a model loaded in {width}: from_pretrained has already placed the quantized "
+            "weights (on the GPU when no device_map is given), and transformers refuses the move for 8-bit "
+            "models in most releases and, with bitsandbytes older than 0.43.2, for 4-bit ones "
+            "(bitsandbytes#547, transformers#24540).",
+            fix=('Remove the call; choose the device when loading: device_map={"": 0}, or '
+                 '{"": local_rank} per process under data-parallel training.'),
+            fixed_setup=fixed, severity=Severity.WARNING,
+        )
