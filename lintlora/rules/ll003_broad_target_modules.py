@@ -61,11 +61,22 @@ _PEFT_EMBEDDING_LAYER_NAMES = ("embed_tokens", "lm_head")
 makes ``save_pretrained`` store the full embedding layers (``save_embedding_layers="auto"``)."""
 
 
+def _module_paths(text: str) -> list[str]:
+    """Module paths named by a catalog field: the first word, plus dotted paths in a note
+    (``"transformer.wte (+ transformer.wpe positions)"`` -> ``transformer.wte``, ``transformer.wpe``)."""
+    text = (text or "").strip()
+    if not text:
+        return []
+    first = text.split()[0]
+    rest = re.findall(r"[A-Za-z_]\w*(?:\.\w+)+", text[len(first):])
+    return [first] + [p for p in rest if p != first]
+
+
 def _layer_paths(arch: Any, framework: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(embedding paths, output-layer paths) for this architecture, or generic probes."""
     if arch is None:
         return _EMBEDDING_PROBES, _OUTPUT_PROBES
-    emb, out = [arch.embedding_name], [arch.lm_head_name]
+    emb, out = _module_paths(arch.embedding_name), _module_paths(arch.lm_head_name)
     if framework == "torchtune":
         emb.append("tok_embeddings")
         out.append("output")

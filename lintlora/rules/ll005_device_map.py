@@ -128,8 +128,7 @@ class DeviceMap(Rule):
     code = "LL005"
     name = "device-map"
     severity = Severity.ERROR
-    summary = ("device_map or model placement that conflicts with data-parallel training, "
-               "quantization or training itself")
+    summary = "device_map or model placement that breaks data-parallel, quantized or any training"
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         evidence = facts.data_parallel(setup)

@@ -1,0 +1,128 @@
+"""LL001 gradient-checkpointing-off on hand-built setups (toy estimator: see rules_support)."""
+
+from __future__ import annotations
+
+from rules_support import GiB, at, call, ctx, lit, lora, model, qlora4, run, setup, training
+
+from lintlora import facts
+from lintlora.findings import Severity
+from lintlora.rules.ll001_gradient_checkpointing_off import GradientCheckpointingOff as R
+from lintlora.training_setup import Setting, TrainingArgs
+
+
+def test_literal_false_points_at_the_value_and_gives_complete_fix():
+    s = setup(model=model(), lora=lora(), training=training(gradient_checkpointing=lit(False, 12, 27)))
+    [f] = run(R, s)
+    assert (f.code, f.name, f.span.line, f.span.column) == ("LL001", "gradient-checkpointing-off", 12, 27)
+    assert "gradient_checkpointing=False" in f.message
+    # frozen base: the fix must also make the adapters get a gradient
+    assert "gradient_checkpointing=True" in f.fix
+    assert '"use_reentrant": False' in f.fix and "enable_input_require_grads" in f.fix
+    # toy estimator: activations 12 GiB -> 2 GiB, weights 14 GiB
+    assert "10.0 GiB of activation memory" in f.message
+    assert f.estimate.peak_bytes == 26 * GiB and f.estimate.peak_after_fix_bytes == 16 * GiB
+    assert f.severity is Severity.WARNING  # no GPU named
+
+
+def test_library_default_points_at_the_trainer_call_and_names_the_default():
+    s = setup(model=model(), lora=lora(), training=training(line=30))
+    [f] = run(R, s)
+    assert f.span.line == 30
+    assert "default gradient_checkpointing=False" in f.message
+    assert "training_args.py" in f.message
+    assert f.rests_on  # rests on a library default
+
+
+def test_full_fine_tuning_fix_has_no_frozen_base_note():
+    s = setup(model=model(), training=training(gradient_checkpointing=lit(False, 12)))
+    [f] = run(R, s)
+    assert "use_reentrant" not in f.fix and f.fix.startswith("Pass gradient_checkpointing=True")
+
+
+def test_checkpointing_on_in_any_way_is_silent():
+    on_flag = setup(model=model(), lora=lora(), training=training(gradient_checkpointing=lit(True, 12)))
+    on_call = setup(model=model(), lora=lora(), training=training(),
+                    calls=(call("gradient_checkpointing_enable", 8),))
+    on_prepare = setup(model=model(), lora=lora(), quantization=qlora4(), training=training(),
+                       calls=(call("prepare_model_for_kbit_training", 6, "peft.prepare_model_for_kbit_training"),))
+    for s in (on_flag, on_call, on_prepare):
+        assert run(R, s) == []
+
+
+def test_unknown_value_and_inference_scripts_are_silent():
+    unknown = setup(model=model(), lora=lora(),
+                    training=training(gradient_checkpointing=Setting.unknown("args.gc")))
+    inference = setup(model=model(), training=training(gradient_checkpointing=lit(False, 12)), is_training=False)
+    assert run(R, unknown) == [] and run(R, inference) == []
+
+
+def test_prepare_without_checkpointing_points_at_the_call():
+    prep = call("prepare_model_for_kbit_training", 6, "peft.prepare_model_for_kbit_training",
+                args={"use_gradient_checkpointing": lit(False, 6, 40)})
+    s = setup(model=model(), lora=lora(), quantization=qlora4(), training=training(), calls=(prep,))
+    [f] = run(R, s)
+    assert f.span.line == 6
+    assert "use_gradient_checkpointing=False" in f.message
+    assert "use_gradient_checkpointing=True" in f.fix
+
+
+def test_disable_after_enable_is_reported_at_the_disable_call():
+    s = setup(model=model(), lora=lora(), calls=(call("gradient_checkpointing_enable", 8),
+                                                 call("gradient_checkpointing_disable", 9)),
+              framework="torch")
+    [f] = run(R, s)
+    assert f.span.line == 9 and "gradient_checkpointing_disable" in f.fix
+
+
+def test_torch_loop_without_call_is_fixed_by_a_synthetic_enable_call():
+    s = setup(model=model(), lora=lora(), framework="torch")
+    [f] = run(R, s)
+    assert "no checkpointing call" in f.message
+    assert "gradient_checkpointing_enable" in f.fix and "use_reentrant" in f.fix
+    assert f.estimate.peak_after_fix_bytes == 16 * GiB  # the fixed setup really has checkpointing on
+    assert f.span == at(20)  # the anchor
+
+
+def test_severity_follows_the_gpu():
+    s = setup(model=model(), lora=lora(), training=training(gradient_checkpointing=lit(False, 12)))
+    # 26 GiB as written, 16 GiB fixed; RTX 3090: 24 GiB -> does not fit, fix fits -> error
+    [f] = run(R, s, ctx("rtx3090"))
+    assert f.severity is Severity.ERROR and "does not fit" in f.message
+    # A100 80GB: fits with room to spare -> info
+    [f] = run(R, s, ctx("a100-80gb"))
+    assert f.severity is Severity.INFO and "fits" in f.message
+    # 27 GiB card: fits, but within the estimator's 10% margin -> warning
+    [f] = run(R, s, ctx(gpu_memory_bytes=27 * GiB))
+    assert f.severity is Severity.WARNING
+    # 12 GiB card: does not fit even with checkpointing -> warning, said so
+    [f] = run(R, s, ctx(gpu_memory_bytes=12 * GiB))
+    assert f.severity is Severity.WARNING and "checkpointing alone does not" in f.message
+
+
+def test_unknown_model_still_reports_without_figures():
+    s = setup(model=model("my-org/private-model"), lora=lora(),
+              training=training(gradient_checkpointing=lit(False, 12)))
+    [f] = run(R, s, ctx(known_model=False))
+    assert f.estimate.peak_bytes is None and "model is unknown" in f.message
+    assert "--model" in (f.estimate.note or "")
+
+
+def test_yaml_dialect_fixes_name_the_config_key():
+    axolotl = setup(kind="yaml", framework="axolotl", dialect="axolotl", model=model(), lora=lora(),
+                    training=TrainingArgs(gradient_checkpointing=lit(False, 20)))
+    [f] = run(R, axolotl)
+    assert f.span.line == 20 and "`gradient_checkpointing: true`" in f.fix and "use_reentrant" in f.fix
+    lf = setup(kind="yaml", framework="llama-factory", model=model(), lora=lora(),
+               training=TrainingArgs(gradient_checkpointing=lit(False, 9)))
+    [f] = run(R, lf)
+    assert "disable_gradient_checkpointing" in f.fix
+
+
+def test_fixed_setup_turns_checkpointing_on():
+    from lintlora.rules.ll001_gradient_checkpointing_off import _fixed_setup
+
+    with_trainer = setup(training=training(gradient_checkpointing=lit(False, 3)),
+                         calls=(call("gradient_checkpointing_disable", 9),))
+    loop = setup(framework="torch", calls=(call("gradient_checkpointing_disable", 9),))
+    assert facts.checkpointing(_fixed_setup(with_trainer)).value is True
+    assert facts.checkpointing(_fixed_setup(loop)).value is True

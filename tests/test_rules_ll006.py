@@ -1,0 +1,39 @@
+"""LL006 empty-cache-misuse on hand-built setups."""
+
+from __future__ import annotations
+
+from rules_support import call, ctx, lora, model, run, setup, training
+
+from lintlora.findings import Severity
+from lintlora.rules.ll006_empty_cache_misuse import EmptyCacheMisuse as R
+
+
+def flush(line, **kw):
+    return call("empty_cache", line, "torch.cuda.empty_cache", **kw)
+
+
+def test_in_a_training_loop():
+    s = setup(model=model(), lora=lora(), framework="torch", calls=(flush(30, in_loop=True),))
+    [f] = run(R, s, ctx("a100-80gb"))
+    assert (f.code, f.severity, f.span.line) == ("LL006", Severity.WARNING, 30)
+    assert "training loop" in f.message and "transformers#31372" in f.message and "peft PR #2894" in f.message
+    assert "does not lower the peak" in f.message
+    # the fix does not change the peak: "after" equals "before"
+    assert f.estimate.peak_bytes is not None and f.estimate.peak_after_fix_bytes == f.estimate.peak_bytes
+
+
+def test_in_a_step_callback():
+    s = setup(model=model(), lora=lora(), training=training(), calls=(flush(14, in_step_callback=True),))
+    [f] = run(R, s)
+    assert "per-step callback" in f.message and "every N steps" in f.fix
+
+
+def test_once_after_training_or_in_inference_is_silent():
+    once = setup(model=model(), lora=lora(), training=training(), calls=(flush(40),))
+    inference = setup(model=model(), calls=(flush(30, in_loop=True),), is_training=False)
+    assert run(R, once) == [] and run(R, inference) == []
+
+
+def test_each_call_is_its_own_finding():
+    s = setup(model=model(), framework="torch", calls=(flush(30, in_loop=True), flush(44, in_loop=True)))
+    assert [f.span.line for f in run(R, s)] == [30, 44]
