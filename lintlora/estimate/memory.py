@@ -1,0 +1,459 @@
+"""The component model of peak GPU memory for LoRA / QLoRA / full fine-tuning.
+
+``estimate_memory(inputs, arch, profile)`` is a pure function. Formulas follow
+``estimator-notes.md`` §2-3 (Korthikanti et al. 2022 for the activation bookkeeping, adapted to
+frozen-base LoRA), with the HF transformers + peft terms measured by ``bench/saved_tensors.py``.
+
+The peak (what ``torch.cuda.max_memory_allocated`` reports) is taken at the moment it occurs:
+
+* without checkpointing, at the start of backward: every layer's saved activations plus the
+  loss buffers (logits, their fp32 copy, log-softmax output and its gradient);
+* with checkpointing, the larger of (a) the checkpointed layer inputs plus the loss buffers and
+  (b) the layer inputs plus one layer recomputed during its backward;
+* for full fine-tuning also the optimizer step (all gradients + step temporaries, activations
+  freed), when that is larger.
+
+The breakdown lists the components at that moment and adds up exactly:
+
+``allocated = weights + adapter_weights + gradients + optimizer_states + activations + logits
++ transient + framework``; ``reserved = allocated + allocator_slack``; ``device = reserved +
+cuda_context`` (what nvidia-smi shows and what must fit on the card).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+from lintlora.estimate.architecture import Architecture
+from lintlora.estimate.params import TrainableCount, count_trainable
+from lintlora.estimate.profiles import LOSS_K, Profile, get_profile
+
+__all__ = [
+    "EstimateInputs",
+    "MemoryEstimate",
+    "ActivationTerms",
+    "activation_breakdown",
+    "estimate_memory",
+    "optimizer_bytes_per_param",
+    "DTYPE_BYTES",
+]
+
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float8": 1}
+"""Bytes per element of the dtypes the estimator handles."""
+
+# bitsandbytes 4-bit storage (bitsandbytes/functional.py quantize_4bit, blocksize 64): 4 bits
+# per weight plus one fp32 absmax per 64-block = 0.5 + 4/64 bytes; with double quantization the
+# absmax values are 8-bit with an fp32 scale per 256 blocks = 0.5 + 1/64 + 4/(64*256)
+# (Dettmers et al. 2023, QLoRA §3: 0.127 bit per parameter for the constants).
+NF4_BYTES = 0.5 + 4 / 64
+NF4_DQ_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)
+# LLM.int8 (bitsandbytes Linear8bitLt): 1 byte per weight + an fp32 scale per output row.
+INT8_BYTES = 1.0
+# GPTQ 4-bit, group size 128 (AutoGPTQ QuantLinear): 4-bit weights, fp16 scale and 4-bit zero
+# per group of 128 inputs: 0.5 + (2 + 0.5)/128 bytes.
+GPTQ4_BYTES = 0.5 + 2.5 / 128
+# torchao NF4 (torchtune QLoRA, block 64, scalers double-quantized per 256 blocks).
+TORCHAO_NF4_BYTES = NF4_DQ_BYTES
+
+
+@dataclass(frozen=True)
+class EstimateInputs:
+    """Everything the memory model needs besides the architecture and profile.
+
+    Attributes:
+        method: ``"lora"``, ``"qlora"`` (LoRA on a quantized base) or ``"full"``.
+        batch_size: micro-batch per device (sequences).
+        seq_len: tokens per sequence (padded length, or the packing length).
+        gradient_checkpointing: activation checkpointing per decoder layer.
+        quant: ``None``, ``"nf4"``, ``"fp4"``, ``"int8"``, ``"gptq4"``, ``"torchao-nf4"``.
+        double_quant: bitsandbytes ``bnb_4bit_use_double_quant``.
+        weight_dtype: dtype of the unquantized weights (``torch_dtype``).
+        compute_dtype: dtype of activations (bf16/fp16 AMP, ``bnb_4bit_compute_dtype``).
+        lora_r, lora_dropout, target_modules, modules_to_save, use_dora: the adapter.
+        optim: TrainingArguments ``optim`` name (or a torch/bnb optimizer class name).
+        attn_implementation: ``"sdpa"``, ``"flash_attention_2"``, ``"eager"``.
+        kbit_upcast: ``prepare_model_for_kbit_training`` ran (fp32 non-quantized params).
+        liger: ``use_liger_kernel`` (fused RMSNorm, SwiGLU and linear + cross-entropy).
+        loss_impl: key of ``profiles.LOSS_K``; ``None`` = the profile's default.
+        master_fp32: trainable parameters kept in fp32 with AMP (litgpt ``bf16-mixed``,
+            fp16 AMP with fp32 weights); for full fine-tuning also fp32 weights.
+        framework: the profile name these inputs were built for.
+        checkpoint_offload: checkpointed layer inputs offloaded to CPU (Unsloth).
+        num_gpus: data-parallel replicas (each holds everything: the per-GPU peak is the same).
+    """
+
+    method: str = "lora"
+    batch_size: int = 1
+    seq_len: int = 512
+    gradient_checkpointing: bool = False
+    quant: str | None = None
+    double_quant: bool = False
+    weight_dtype: str = "bfloat16"
+    compute_dtype: str = "bfloat16"
+    lora_r: int = 8
+    lora_dropout: float = 0.0
+    target_modules: str | tuple[str, ...] | None = None
+    modules_to_save: tuple[str, ...] = ()
+    use_dora: bool = False
+    optim: str = "adamw_torch"
+    attn_implementation: str = "sdpa"
+    kbit_upcast: bool = False
+    liger: bool = False
+    loss_impl: str | None = None
+    master_fp32: bool = False
+    framework: str = "transformers"
+    checkpoint_offload: bool = False
+    num_gpus: int = 1
+
+    @property
+    def tokens(self) -> int:
+        """Tokens per micro-batch: ``batch_size × seq_len``."""
+        return self.batch_size * self.seq_len
+
+
+@dataclass(frozen=True)
+class ActivationTerms:
+    """The activation model for one setup, per token.
+
+    Attributes:
+        per_token_layer: bytes one decoder layer keeps per token without checkpointing.
+        checkpoint_per_token_layer: bytes per token per layer kept with checkpointing (the
+            layer input, 2·h in the compute dtype).
+        parts: named parts of ``per_token_layer`` (bytes per token per layer).
+        logits_per_token: loss buffers per token at the loss peak (``V × k``).
+        backward_temp_per_token: gradient temporaries of one layer's backward per token.
+    """
+
+    per_token_layer: float
+    checkpoint_per_token_layer: float
+    parts: dict[str, float]
+    logits_per_token: float
+    backward_temp_per_token: float
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Peak GPU memory of one setup on one device, in bytes.
+
+    Attributes:
+        allocated_bytes: ``torch.cuda.max_memory_allocated`` (sum of the components).
+        reserved_bytes: ``torch.cuda.max_memory_reserved`` (allocated + allocator slack).
+        device_bytes: what nvidia-smi shows (reserved + CUDA context): what must fit.
+        breakdown: component -> bytes at the peak; components of allocated, then
+            ``allocator_slack`` and ``cuda_context`` (see the module docstring).
+        assumptions: sentences naming every value that was assumed, and the profile.
+        rough: the architecture is a stand-in built from a parameter count.
+        inputs: the resolved inputs; ``arch_name``, ``framework``: what was estimated.
+        trainable: the trainable-parameter count (``None`` for full fine-tuning).
+        peak_phase: ``"backward start"``, ``"loss"``, ``"recompute"`` or ``"optimizer step"``.
+        gpu, gpu_memory_bytes: the GPU the estimate is compared against, when known.
+    """
+
+    allocated_bytes: int
+    reserved_bytes: int
+    device_bytes: int
+    breakdown: dict[str, int]
+    assumptions: list[str]
+    rough: bool
+    inputs: EstimateInputs
+    arch_name: str
+    framework: str
+    trainable: TrainableCount | None = None
+    trainable_params: int = 0
+    peak_phase: str = ""
+    gpu: str | None = None
+    gpu_memory_bytes: int | None = None
+    activations_per_token_layer: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def headroom_bytes(self) -> int | None:
+        """GPU memory minus ``device_bytes`` (negative: does not fit), or ``None``."""
+        return None if self.gpu_memory_bytes is None else self.gpu_memory_bytes - self.device_bytes
+
+    @property
+    def fits(self) -> bool | None:
+        """Whether ``device_bytes`` fits the GPU's memory (``None`` without a GPU)."""
+        return None if self.gpu_memory_bytes is None else self.device_bytes <= self.gpu_memory_bytes
+
+    def to_json(self) -> dict:
+        """Plain-data form (the ``estimate`` object of ``lintlora estimate --format json``)."""
+        return {
+            "model": self.arch_name,
+            "framework": self.framework,
+            "allocated_bytes": self.allocated_bytes,
+            "reserved_bytes": self.reserved_bytes,
+            "device_bytes": self.device_bytes,
+            "breakdown": dict(self.breakdown),
+            "peak_phase": self.peak_phase,
+            "trainable_params": self.trainable_params,
+            "activations_per_token_layer_bytes": round(self.activations_per_token_layer, 1),
+            "gpu": self.gpu,
+            "gpu_memory_bytes": self.gpu_memory_bytes,
+            "headroom_bytes": self.headroom_bytes,
+            "rough": self.rough,
+            "assumptions": list(self.assumptions),
+            "inputs": {k: (list(v) if isinstance(v, tuple) else v)
+                       for k, v in self.inputs.__dict__.items()},
+        }
+
+
+# ---- optimizer ------------------------------------------------------------------------------
+def optimizer_bytes_per_param(optim: str, param_bytes: int, follows_param: bool = True) -> tuple[float, str]:
+    """Optimizer-state bytes per trainable parameter, with the reason.
+
+    Sources: torch AdamW keeps ``exp_avg`` and ``exp_avg_sq`` ``zeros_like(param)``
+    (torch/optim/adamw.py): 2 × param bytes. bitsandbytes 8-bit Adam keeps two uint8 states
+    (+ block absmax, ~1%) for tensors of >= 4096 elements (``min_8bit_size``,
+    bitsandbytes/optim/optimizer.py) and fp32 states below: ~2. bnb 32-bit / paged 32-bit
+    AdamW: two fp32 states (8) whatever the param dtype. Adafactor factors the second moment
+    (rows + columns) and keeps no first moment by default (transformers Adafactor): ~0.
+    SGD without momentum: 0. Lion: one state (param bytes).
+    """
+    o = (optim or "adamw_torch").lower()
+    state = param_bytes if follows_param else 4
+    if "8bit" in o or "8_bit" in o or o in ("adamw8bit", "adamw_bnb_8bit"):
+        return 2.0, f"{optim}: two 8-bit states"
+    if "32bit" in o or o.startswith("paged_adamw") or o.startswith("pagedadamw") or "pagedadamw" in o:
+        return 8.0, f"{optim}: two fp32 states"
+    if "adafactor" in o:
+        return 0.0, f"{optim}: factored second moment (negligible)"
+    if o.startswith("sgd"):
+        return 0.0, f"{optim}: no state without momentum"
+    if "lion" in o:
+        return float(state), f"{optim}: one state"
+    if "adagrad" in o or "rmsprop" in o:
+        return float(state), f"{optim}: one state"
+    return 2.0 * state, f"{optim}: two states in the parameter dtype"
+
+
+# ---- activations ------------------------------------------------------------------------------
+def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Profile,
+                         trainable: TrainableCount | None = None) -> ActivationTerms:
+    """Bytes saved per token per decoder layer, by part (see the module docstring).
+
+    Parts (bytes per token per layer, ``c`` = compute-dtype bytes, 2 for bf16/fp16):
+
+    * ``norms``: ``norms_per_layer × h × norm_bytes`` (+ ``c·h`` each when norms train);
+    * ``attention`` (SDPA / FlashAttention-2): q, k, v and the output in the compute dtype
+      plus the fp32 log-sum-exp: ``c·(2·qw + 2·kw) + 4·heads`` with ``kw`` the KV width
+      (``qw`` when the framework expands K/V for GQA); eager attention keeps q and expanded
+      k, v plus the bf16 and fp32 probabilities: ``3·c·qw + 6·heads·s`` (notes §2.2; measured);
+    * ``mlp``: gated ``6·I`` (gate, activation and up outputs), plain ``2·I`` (GELU input);
+      for full fine-tuning also the MLP input ``c·h`` and the down-projection input ``c·I``;
+    * ``linear_inputs``: inputs frozen linears keep anyway: bitsandbytes' 4/8-bit matmul
+      (``MatMul4Bit``/``MatMul8bitLt`` save the input whenever any input needs a gradient,
+      bitsandbytes/autograd/_functions.py) and every linear in full fine-tuning;
+    * ``lora``: per adapted module ``d_in × lora_in_bytes`` (dropout 0 vs > 0; shared inputs
+      counted once where the framework shares them).
+    """
+    h = arch.hidden_size
+    I = arch.intermediate_size
+    heads = arch.num_attention_heads
+    qw = arch.q_width
+    kw = arch.kv_width if profile.gqa_native or inputs.attn_implementation == "flash_attention_2" else qw
+    c = DTYPE_BYTES.get(inputs.compute_dtype, 2)
+    s = inputs.seq_len
+    full = inputs.method == "full"
+    parts: dict[str, float] = {}
+    norm_b = 2 if inputs.liger else profile.norm_bytes
+    parts["norms"] = arch.norms_per_layer * h * (norm_b + (c if full else 0))
+    if inputs.attn_implementation == "eager":
+        parts["attention"] = 3 * c * qw + 6 * heads * s
+    else:
+        parts["attention"] = c * (2 * qw + 2 * kw) + 4 * heads
+    mlp_b = profile.mlp_gated_bytes if arch.mlp_kind == "gated" else profile.mlp_plain_bytes
+    if inputs.liger and arch.mlp_kind == "gated":
+        mlp_b = 4.0  # Liger SwiGLU recomputes silu in backward, keeps gate and up (liger_kernel/ops/swiglu.py)
+    experts = max(1, arch.num_experts_per_tok) if arch.is_moe else 1
+    parts["mlp"] = mlp_b * I * experts
+    # inputs frozen (quantized) linears keep, and all linears in full fine-tuning
+    shapes = arch.block_linears()
+    distinct_inputs = {"qkv": h, "attn_out": qw, "mlp_in": h, "mlp_out": I * experts}
+    if full:
+        parts["linear_inputs"] = c * sum(distinct_inputs.values())
+    elif inputs.quant in ("nf4", "fp4", "int8", "gptq4"):
+        if inputs.compute_dtype == "float32" and inputs.quant in ("nf4", "fp4"):
+            # Linear4bit casts its input to the fp32 compute dtype per module: one fp32 copy each
+            parts["linear_inputs"] = 4 * sum(sh.d_in for sh in shapes if sh.role != "router") * 1.0
+        else:
+            parts["linear_inputs"] = 2 * sum(distinct_inputs.values())
+    # LoRA
+    lora = 0.0
+    if not full and trainable is not None:
+        p = inputs.lora_dropout or 0.0
+        per_in = profile.lora_in_bytes_dropout if p > 0 else profile.lora_in_bytes_p0
+        block = [m for m in trainable.adapted if m.role in ("qkv", "attn_out", "mlp_in", "mlp_out")]
+        L = max(1, arch.num_hidden_layers)
+        if profile.lora_shared_input and p == 0:
+            roles = {m.role for m in block}
+            lora = sum(per_in * distinct_inputs[r] for r in roles)
+        else:
+            seen_qkv = False
+            for m in block:
+                copies_per_layer = m.copies / L
+                if m.role == "mlp_out" and arch.is_moe:
+                    copies_per_layer = experts  # only routed experts see tokens
+                elif arch.is_moe and m.role == "mlp_in":
+                    copies_per_layer = experts * (m.copies / L / max(1, arch.num_experts))
+                if profile.fused_qkv_dropout and m.role == "qkv":
+                    if seen_qkv:
+                        continue
+                    seen_qkv = True
+                    copies_per_layer = 1
+                lora += per_in * m.d_in * copies_per_layer
+    parts["lora"] = lora
+    per_layer = sum(parts.values()) * profile.activation_factor
+    ckpt = c * h
+    k = LOSS_K["fused"] if inputs.liger else LOSS_K.get(inputs.loss_impl or profile.loss, LOSS_K["hf"])
+    logits = arch.vocab_size * k
+    if inputs.kbit_upcast and k >= LOSS_K["bf16-own"]:
+        logits = arch.vocab_size * k  # fp32 head gives fp32 logits directly: same peak (notes §2.2)
+    # one layer's backward: gradient of the residual stream plus the MLP gradients
+    # (notes §3: ~2·max(h, I)·2 B per token)
+    bw = 2 * c * max(h, I * experts)
+    return ActivationTerms(per_layer, ckpt, parts, logits, bw)
+
+
+# ---- the estimate -----------------------------------------------------------------------------
+def _weights(arch: Architecture, inputs: EstimateInputs, profile: Profile,
+             trainable: TrainableCount | None) -> tuple[float, str]:
+    """Bytes of the base weights and a description."""
+    wb = DTYPE_BYTES.get(inputs.weight_dtype, 2)
+    if inputs.method == "full" and inputs.master_fp32:
+        wb = 4
+    total = arch.total_params
+    q = inputs.quant
+    if not q:
+        return total * wb, f"{total:,} params × {wb} B ({inputs.weight_dtype})"
+    per = {"nf4": NF4_DQ_BYTES if inputs.double_quant else NF4_BYTES,
+           "fp4": NF4_DQ_BYTES if inputs.double_quant else NF4_BYTES,
+           "int8": INT8_BYTES, "gptq4": GPTQ4_BYTES, "torchao-nf4": TORCHAO_NF4_BYTES}.get(q, NF4_BYTES)
+    if profile.quantize_scope == "adapted" and trainable is not None:
+        quantized = sum(m.d_in * m.d_out * m.copies for m in trainable.adapted
+                        if m.role in ("qkv", "attn_out", "mlp_in", "mlp_out"))
+    else:
+        quantized = arch.block_linear_params
+    if profile.quantize_lm_head and q in ("nf4", "fp4"):
+        quantized += arch.lm_head_params
+    rest = total - quantized
+    rest_b = 4 if inputs.kbit_upcast else (2 if wb == 4 and q else wb)
+    desc = (f"{quantized:,} quantized params × {per:.4f} B ({q}{' + double quant' if inputs.double_quant else ''}) "
+            f"+ {rest:,} others × {rest_b} B")
+    return quantized * per + rest * rest_b, desc
+
+
+def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile | None = None, *,
+                    assumptions: Sequence[str] = (), gpu: str | None = None,
+                    gpu_memory_bytes: int | None = None) -> MemoryEstimate:
+    """Estimate the peak of one training step (steady state) on one GPU.
+
+    Args:
+        inputs: resolved training inputs.
+        arch: the model's architecture.
+        profile: framework constants (default: the profile of ``inputs.framework``).
+        assumptions: sentences from the caller (``from_setup``) to carry into the result.
+        gpu, gpu_memory_bytes: the GPU to compare against (optional).
+
+    Raises:
+        NoDefaultTargetsError: LoRA with ``target_modules=None`` on a model_type peft has no
+            default for.
+    """
+    profile = profile or get_profile(inputs.framework)
+    notes = list(assumptions)
+    trainable: TrainableCount | None = None
+    full = inputs.method == "full"
+    if not full:
+        trainable = count_trainable(arch, inputs.lora_r, inputs.target_modules, inputs.modules_to_save,
+                                    use_dora=inputs.use_dora)
+    weights, wdesc = _weights(arch, inputs, profile, trainable)
+
+    # trainable parameters, their gradients and optimizer states
+    if full:
+        n_train = arch.total_params
+        pb = 4 if inputs.master_fp32 else DTYPE_BYTES.get(inputs.weight_dtype, 2)
+        adapter_w = 0.0  # the trainable weights are the base weights
+        grads = n_train * pb
+    else:
+        assert trainable is not None
+        n_train = trainable.trainable
+        pb = 4 if inputs.master_fp32 else profile.adapter_bytes
+        adapter_w = trainable.lora_params * pb + trainable.full_params * pb
+        grads = n_train * pb
+    ob, odesc = optimizer_bytes_per_param(inputs.optim, pb, profile.optimizer_state_follows_param)
+    opt = n_train * ob
+
+    act = activation_breakdown(arch, inputs, profile, trainable)
+    t = inputs.tokens
+    L = arch.num_hidden_layers
+    logits = act.logits_per_token * t
+    bw_temp = act.backward_temp_per_token * t
+    # one dequantized weight (the largest block matrix) exists at a time in 4/8-bit matmuls
+    dequant = 0.0
+    if inputs.quant:
+        dequant = max(sh.d_in * sh.d_out for sh in arch.block_linears()) * DTYPE_BYTES.get(inputs.compute_dtype, 2)
+    framework = float(profile.framework_bytes)
+
+    if inputs.gradient_checkpointing:
+        saved = 0.0 if (inputs.checkpoint_offload or profile.offload_checkpoints) else L * act.checkpoint_per_token_layer * t
+        recompute = act.per_token_layer * t + bw_temp
+        if logits >= recompute:
+            activations, logits_term, transient, phase = saved, logits, dequant, "loss"
+        else:
+            activations, logits_term, transient, phase = saved + act.per_token_layer * t, 0.0, bw_temp + dequant, "recompute"
+    else:
+        activations = L * act.per_token_layer * t
+        logits_term = logits
+        transient = dequant
+        phase = "backward start"
+    train_side = activations + logits_term + transient
+    step_side = 0.0
+    if full:
+        # optimizer step: activations freed, all gradients present; foreach AdamW temporaries
+        # ~ one gradient-sized buffer (torch/optim/adamw.py _multi_tensor_adamw)
+        step_side = grads
+        if step_side > train_side:
+            phase = "optimizer step"
+            activations, logits_term, transient = 0.0, 0.0, step_side
+        grads_at_peak = grads if phase == "optimizer step" else 0.0
+    else:
+        grads_at_peak = grads
+    breakdown_alloc = {
+        "weights": int(weights),
+        "adapter_weights": int(adapter_w),
+        "gradients": int(grads_at_peak),
+        "optimizer_states": int(opt),
+        "activations": int(activations),
+        "logits": int(logits_term),
+        "transient": int(transient),
+        "framework": int(framework),
+    }
+    allocated = sum(breakdown_alloc.values())
+    reserved = int(math.ceil(allocated * profile.reserved_ratio))
+    device = reserved + profile.cuda_context_bytes
+    breakdown = dict(breakdown_alloc)
+    breakdown["allocator_slack"] = reserved - allocated
+    breakdown["cuda_context"] = profile.cuda_context_bytes
+
+    notes.append(f"framework profile: {profile.name}")
+    notes.append(f"weights: {wdesc}")
+    if not full and trainable is not None:
+        notes.append(f"trainable: {trainable.trainable:,} params × {pb} B ({'fp32' if pb == 4 else 'bf16'}) "
+                     f"+ gradients; optimizer {odesc}")
+    notes.append(f"activations: {act.per_token_layer:,.0f} B per token per layer "
+                 f"({', '.join(f'{k} {v:,.0f}' for k, v in act.parts.items() if v)}) × {t:,} tokens"
+                 + (f" (checkpointing: {L} layer inputs of {act.checkpoint_per_token_layer:.0f} B/token + one layer recomputed)"
+                    if inputs.gradient_checkpointing else f" × {L} layers"))
+    notes.append(f"loss buffers: vocab {arch.vocab_size:,} × {act.logits_per_token / max(1, arch.vocab_size):.1f} B per token "
+                 f"({'liger fused' if inputs.liger else inputs.loss_impl or profile.loss})")
+    notes.append(f"reserved = allocated × {profile.reserved_ratio} (caching-allocator slack); "
+                 f"device = reserved + {profile.cuda_context_bytes / 1e6:.0f} MB CUDA context")
+    return MemoryEstimate(
+        allocated_bytes=int(allocated), reserved_bytes=reserved, device_bytes=int(device),
+        breakdown=breakdown, assumptions=notes, rough=arch.rough, inputs=inputs,
+        arch_name=arch.name, framework=profile.name, trainable=trainable,
+        trainable_params=int(n_train), peak_phase=phase, gpu=gpu, gpu_memory_bytes=gpu_memory_bytes,
+        activations_per_token_layer=act.per_token_layer,
+    )

@@ -1,0 +1,141 @@
+"""Framework profiles: what differs between the stacks that run a LoRA/QLoRA job.
+
+Each constant cites where it was read or measured. Byte counts are per element unless noted.
+"Measured" means ``bench/saved_tensors.py`` on tiny random models (torch 2.13, transformers
+5.24, peft 0.21.2, CPU autocast bf16), which pins the HF transformers + peft activation terms
+to within 5% (see that script's table in the lead's report / README).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+__all__ = ["Profile", "get_profile", "PROFILES", "LOSS_K"]
+
+
+# Bytes held per (token × vocab entry) at the loss peak, by loss implementation.
+LOSS_K: dict[str, float] = {
+    # transformers >= 4.46 ForCausalLMLoss (src/transformers/loss/loss_utils.py): bf16 logits
+    # (2) up-cast to fp32 (4), log_softmax output kept for backward (4); in backward the nll
+    # gradient (4) and the log_softmax input gradient (4) coexist with the saved output:
+    # 4 + 4 + 4 = 12 at the start of backward (estimator-notes §2.2: 10-12).
+    "hf": 12.0,
+    # transformers < 4.46 (LlamaForCausalLM.forward): fp32 logits returned (4) plus a
+    # .contiguous() fp32 shifted copy (4) and the log_softmax output (4), bf16 logits (2):
+    # 14-16 (estimator-notes §2.2).
+    "hf-legacy": 16.0,
+    # a model's own loss on bf16 logits with a shifted .contiguous() copy and no fp32 up-cast
+    # (Qwen-1 remote code modeling_qwen.py; torchtune 2024 recipes): logits 2 + shifted copy
+    # 2 + log_softmax output 2 + backward gradients 2 + 2 = 10 (notes: Qwen k ≈ 9-10).
+    "bf16-own": 10.0,
+    # chunked CE: litgpt lm_head_chunk_size=128 + chunked_cross_entropy keeps all bf16 logit
+    # chunks (2) and each chunk's log_softmax output (2) plus one chunk's gradients;
+    # torchtune CEWithChunkedOutputLoss up-casts one chunk at a time (notes §2.2: 2-3, the
+    # Llama-3.2-3B ladder: chunking saved 8.3 B per token·vocab against "hf").
+    "chunked": 4.0,
+    # fused linear + cross-entropy (Liger, Apple CCE in Unsloth, torchtune
+    # LinearCrossEntropyLoss): logits never materialised in full (notes §2.2: 0-0.5).
+    "fused": 0.5,
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Per-framework constants of the memory model.
+
+    Attributes:
+        name: framework key (``transformers``, ``trl``, ``torchtune``, ``litgpt``, ``unsloth``,
+            ``axolotl``, ``llama-factory``, ``torch``).
+        adapter_bytes: bytes per LoRA parameter (and its gradient). peft keeps adapters in
+            fp32 over a bf16/fp16 base (``autocast_adapter_dtype=True``, peft >= 0.12,
+            ``tuners_utils.py``): 4. torchtune and litgpt train everything in bf16: 2.
+        norm_bytes: bytes per hidden element each norm saves for backward. HF RMSNorm up-casts
+            and keeps its fp32 input (4, measured); LayerNorm under autocast runs in fp32 (4);
+            litgpt's LayerNorm under bf16-true keeps bf16 (2); fused norms (Unsloth, Liger): 2.
+        gqa_native: K/V saved at KV width (SDPA ``enable_gqa`` in transformers 5.x, measured;
+            FlashAttention-2). ``False``: K/V expanded to all heads before the kernel
+            (``repeat_kv`` in older HF SDPA, torchtune ``expand``, litgpt ``expand``).
+        lora_in_bytes_p0: bytes per ``d_in`` an adapted module keeps with dropout 0: peft under
+            autocast keeps its own cast copy of the input per module (2, measured: not shared);
+            torchtune/litgpt keep the shared input (2 per distinct input).
+        lora_in_bytes_dropout: same with dropout > 0: peft 6 (measured), torchtune/litgpt 3
+            (bool mask 1 + bf16 dropout output 2).
+        lora_shared_input: adapters reading the same tensor share one saved input (p = 0).
+        fused_qkv_dropout: one dropout for all q/k/v adapters (litgpt ``LoRAQKVLinear``).
+        mlp_gated_bytes / mlp_plain_bytes: bytes per intermediate element the MLP keeps:
+            SwiGLU/GeGLU keep gate output, activation output and up output (6, measured);
+            a plain GELU MLP keeps the GELU input (2).
+        loss: default loss implementation (key of :data:`LOSS_K`).
+        quantize_lm_head: 4-bit quantization also converts the output layer (litgpt's bnb
+            plugin converts every nn.Linear; HF keeps lm_head in 16 bits by default,
+            ``llm_int8_skip_modules``/``_keep_in_fp32_modules``).
+        quantize_scope: ``"all-linear"`` (bitsandbytes through HF/litgpt) or ``"adapted"``
+            (torchtune QLoRA builders quantize only LoRA-wrapped linears, ``quantize_base``).
+        optimizer_state_follows_param: torch AdamW allocates states ``zeros_like(param)``
+            (torch/optim/adamw.py), so bf16 params get bf16 states.
+        offload_checkpoints: checkpointed layer inputs go to CPU RAM (Unsloth
+            ``use_gradient_checkpointing="unsloth"``).
+        framework_bytes: allocated bytes outside the components (RoPE caches, cuBLAS
+            workspaces, buffers). litgpt's Oct-2023 table implies ~0 (mb1 and mb2 differ by
+            exactly one micro-batch of activations); notes §3 suggest ~0.3 GB for HF.
+        reserved_ratio: ``max_memory_reserved / max_memory_allocated`` (caching-allocator
+            slack; notes §3: 1.05-1.15).
+        cuda_context_bytes: CUDA context + kernels outside PyTorch's pool, added for what
+            nvidia-smi shows (gpu_poor's flat 650 MB; notes §3: 0.3-0.8 GB).
+        activation_factor: multiplier on the analytic activation term, for effects the
+            component list leaves out; 1.0 unless calibrated (see bench/accuracy.py).
+    """
+
+    name: str
+    adapter_bytes: int = 4
+    norm_bytes: int = 4
+    gqa_native: bool = True
+    lora_in_bytes_p0: float = 2.0
+    lora_in_bytes_dropout: float = 6.0
+    lora_shared_input: bool = False
+    fused_qkv_dropout: bool = False
+    mlp_gated_bytes: float = 6.0
+    mlp_plain_bytes: float = 2.0
+    loss: str = "hf"
+    quantize_lm_head: bool = False
+    quantize_scope: str = "all-linear"
+    optimizer_state_follows_param: bool = True
+    offload_checkpoints: bool = False
+    framework_bytes: int = 300 * 10**6
+    reserved_ratio: float = 1.08
+    cuda_context_bytes: int = 650 * 10**6
+    activation_factor: float = 1.0
+
+
+_HF = Profile(name="transformers")
+
+PROFILES: dict[str, Profile] = {
+    "transformers": _HF,
+    "trl": replace(_HF, name="trl"),
+    "torch": replace(_HF, name="torch"),
+    "axolotl": replace(_HF, name="axolotl"),
+    "llama-factory": replace(_HF, name="llama-factory"),
+    # Unsloth: fused RMSNorm/RoPE/SwiGLU and LoRA kernels (unsloth/kernels/*.py keep the
+    # inputs they need in bf16), Apple CCE (fused loss), offloaded "unsloth" checkpointing.
+    "unsloth": replace(_HF, name="unsloth", norm_bytes=2, lora_shared_input=True,
+                       lora_in_bytes_dropout=3.0, mlp_gated_bytes=4.0, loss="fused"),
+    # torchtune: bf16 everywhere (recipes set dtype: bf16; LoRA params and AdamW states bf16,
+    # docs/source/tutorials/memory_optimizations.rst); RMSNorm keeps its fp32 input
+    # (torchtune/modules/rms_norm.py); GQA K/V expanded before SDPA
+    # (torchtune/modules/attention.py, 2024); LoRALinear: out + lora_b(lora_a(dropout(x)))
+    # (torchtune/modules/peft/lora.py).
+    "torchtune": replace(_HF, name="torchtune", adapter_bytes=2, gqa_native=False,
+                         lora_shared_input=True, lora_in_bytes_dropout=3.0, loss="bf16-own",
+                         quantize_scope="adapted", framework_bytes=100 * 10**6),
+    # litgpt: bf16-true params, adapters and AdamW states (litgpt/finetune/lora.py);
+    # LoRAQKVLinear applies one dropout for q/k/v (litgpt/lora.py); chunked lm_head + CE;
+    # K/V expanded for GQA (litgpt/model.py CausalSelfAttention).
+    "litgpt": replace(_HF, name="litgpt", adapter_bytes=2, norm_bytes=4, gqa_native=False,
+                      lora_shared_input=True, lora_in_bytes_dropout=3.0, fused_qkv_dropout=True,
+                      loss="chunked", quantize_lm_head=True, framework_bytes=0),
+}
+
+
+def get_profile(framework: str | None) -> Profile:
+    """The profile for a framework name (unknown or ``None``: the HF transformers profile)."""
+    return PROFILES.get((framework or "transformers").lower(), _HF)
