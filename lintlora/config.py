@@ -1,0 +1,354 @@
+"""Configuration: ``[tool.lintlora]`` in ``pyproject.toml``, merged with command-line flags.
+
+The configuration of a file is the nearest ``pyproject.toml`` holding a ``[tool.lintlora]``
+table, searched from the file's folder upward (a ``pyproject.toml`` without that table is
+passed over, so a package's own ``pyproject.toml`` does not hide the repository's). ``--config``
+names one file for every linted path; ``--no-config`` ignores them all. Flags given on the
+command line override the file key by key; ``--extend-select`` adds to the file's
+``extend-select``.
+
+Keys (kebab-case, as in the file)::
+
+    [tool.lintlora]
+    select = ["LL"]                 # codes or prefixes; default: every registered rule
+    ignore = ["LL004"]
+    extend-select = ["EX001"]
+    per-file-ignores = { "tests/*" = ["LL006"] }
+    exclude = ["legacy/", "*.ipynb"]
+    fail-on = "warning"             # info | warning | error
+    gpu = "rtx3090"
+    gpu-memory = "24GiB"            # or a number of bytes
+    model = "meta-llama/Llama-2-7b-hf"  # used where a script's model cannot be resolved
+    model-config = "configs/config.json"
+    cpus = 16
+    max-file-size = "5MiB"          # or a number of bytes
+
+Paths and glob patterns in the file are relative to the file's folder. Unknown keys, values of
+the wrong type and unknown rule codes raise :class:`ConfigError` naming the key and the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from lintlora.findings import Severity
+from lintlora.settings import Settings, parse_memory_size
+
+__all__ = [
+    "ConfigError",
+    "ConfigFile",
+    "CONFIG_KEYS",
+    "find_config_file",
+    "load_config_file",
+    "parse_codes",
+    "validate_codes",
+    "parse_file_size",
+    "SettingsResolver",
+]
+
+CONFIG_KEYS = (
+    "select", "ignore", "extend-select", "per-file-ignores", "exclude", "fail-on", "gpu",
+    "gpu-memory", "model", "model-config", "cpus", "max-file-size",
+)
+"""Every key ``[tool.lintlora]`` accepts."""
+
+
+class ConfigError(Exception):
+    """A configuration problem; the message names the file and the key. Exit status 2."""
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """One parsed and validated ``[tool.lintlora]`` table.
+
+    Attributes:
+        path: the TOML file.
+        root: its folder; relative paths and patterns in it are relative to this folder.
+        values: ``Settings`` field name -> value, only for keys the file sets, already
+            converted (codes as tuples, sizes in bytes, ``fail_on`` as a :class:`Severity`).
+    """
+
+    path: str
+    root: str
+    values: Mapping[str, Any]
+
+
+def _load_toml(path: str) -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _lintlora_table(data: dict) -> dict | None:
+    tool = data.get("tool")
+    if not isinstance(tool, dict):
+        return None
+    table = tool.get("lintlora")
+    return table if isinstance(table, dict) else None
+
+
+def find_config_file(start: str) -> str | None:
+    """The nearest ``pyproject.toml`` with a ``[tool.lintlora]`` table at or above ``start``.
+
+    ``start`` is a file or a folder. Returns ``None`` when there is none up to the filesystem
+    root. A ``pyproject.toml`` that is not valid TOML stops the search with a
+    :class:`ConfigError` (silently skipping it could apply the wrong settings).
+    """
+    folder = os.path.abspath(start)
+    if not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    while True:
+        candidate = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(candidate):
+            if _lintlora_table(_load_toml(candidate)) is not None:
+                return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def parse_codes(value: Any, where: str) -> tuple[str, ...]:
+    """Codes from a list of strings or a comma/space-separated string, upper-cased.
+
+    Raises:
+        ConfigError: the value is neither (``where`` names the key and file).
+    """
+    if isinstance(value, str):
+        items = value.replace(",", " ").split()
+    elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        items = [part for v in value for part in v.replace(",", " ").split()]
+    else:
+        raise ConfigError(f"{where}: expected a list of rule codes, got {value!r}")
+    return tuple(item.strip().upper() for item in items if item.strip())
+
+
+def validate_codes(codes: Iterable[str], known: Iterable[str], where: str) -> None:
+    """Check each code or prefix names at least one registered rule (``ALL`` names all).
+
+    Raises:
+        ConfigError: naming the first unknown code, ``where`` it was given, and close matches.
+    """
+    known = sorted(set(known))
+    for code in codes:
+        if code == "ALL" or any(k.startswith(code) for k in known):
+            continue
+        close = difflib.get_close_matches(code, known, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise ConfigError(f"{where}: unknown rule code {code!r}{hint}; "
+                          f"see `lintlora rules` for the codes")
+
+
+def parse_file_size(value: Any) -> int:
+    """A file-size limit: a number of bytes (``5242880``) or a size with a unit (``5MiB``).
+
+    Unlike ``--gpu-memory``, a bare number is always bytes here.
+
+    Raises:
+        ValueError: not a positive size.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"not a file size: {value!r}")
+    if isinstance(value, int):
+        size = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        size = int(value.strip())
+    elif isinstance(value, str):
+        size = parse_memory_size(value)
+    else:
+        raise ValueError(f"not a file size: {value!r} (examples: 5MiB, 1048576)")
+    if size <= 0:
+        raise ValueError(f"file size must be positive: {value!r}")
+    return size
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _patterns(value: Any, where: str, root: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"{where}: expected a list of glob patterns, got {value!r}")
+    return tuple(_anchor(v, root) for v in value)
+
+
+def _anchor(pattern: str, root: str) -> str:
+    """Make a pattern with ``/`` absolute (relative to ``root``); leave bare names as they are."""
+    if "/" not in pattern.rstrip("/") or pattern.startswith("/"):
+        return pattern
+    if pattern.startswith("./"):
+        pattern = pattern[2:]
+    return os.path.abspath(root).replace(os.sep, "/").rstrip("/") + "/" + pattern
+
+
+def _convert(key: str, value: Any, where: str, root: str, known_codes: Iterable[str] | None
+             ) -> tuple[str, Any]:
+    """One ``[tool.lintlora]`` entry -> (Settings field name, converted value)."""
+    if key in ("select", "ignore", "extend-select"):
+        codes = parse_codes(value, where)
+        if known_codes is not None:
+            validate_codes(codes, known_codes, where)
+        return key.replace("-", "_"), codes
+    if key == "per-file-ignores":
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a table of glob pattern = [codes], got {value!r}")
+        entries = []
+        for pattern, codes_value in value.items():
+            codes = parse_codes(codes_value, f"{where}.{pattern!r}")
+            if known_codes is not None:
+                validate_codes(codes, known_codes, f"{where} (pattern {pattern!r})")
+            entries.append((_anchor(pattern, root), codes))
+        return "per_file_ignores", tuple(entries)
+    if key == "exclude":
+        return "exclude", _patterns(value, where, root)
+    if key == "fail-on":
+        try:
+            return "fail_on", Severity(_string(value, where).lower())
+        except ValueError:
+            raise ConfigError(f"{where}: expected one of info, warning, error; got {value!r}") from None
+    if key in ("gpu", "model"):
+        return ("gpu" if key == "gpu" else "default_model"), _string(value, where)
+    if key == "model-config":
+        path = _string(value, where)
+        return "model_config", os.path.normpath(os.path.join(root, path))
+    if key == "gpu-memory":
+        try:
+            if isinstance(value, int) and not isinstance(value, bool):
+                if value <= 0:
+                    raise ValueError(f"memory size must be positive: {value}")
+                return "gpu_memory_bytes", value
+            return "gpu_memory_bytes", parse_memory_size(_string(value, where))
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    if key == "cpus":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError(f"{where}: expected a positive integer, got {value!r}")
+        return "cpus", value
+    if key == "max-file-size":
+        try:
+            return "max_file_bytes", parse_file_size(value)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    raise AssertionError(key)  # pragma: no cover - keys are checked before
+
+
+def load_config_file(path: str, known_codes: Iterable[str] | None = None) -> ConfigFile:
+    """Read and validate the ``[tool.lintlora]`` table of ``path``.
+
+    Args:
+        known_codes: registered rule codes; when given, codes in ``select``/``ignore``/
+            ``extend-select``/``per-file-ignores`` must name at least one of them.
+
+    Raises:
+        ConfigError: unreadable or invalid TOML, no ``[tool.lintlora]`` table, an unknown key,
+            a value of the wrong type, an unknown rule code. The message names file and key.
+    """
+    table = _lintlora_table(_load_toml(path))
+    if table is None:
+        raise ConfigError(f"{path}: no [tool.lintlora] table")
+    root = os.path.dirname(os.path.abspath(path))
+    known = list(known_codes) if known_codes is not None else None
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        where = f"{path}: [tool.lintlora] {key}"
+        if key not in CONFIG_KEYS:
+            close = difflib.get_close_matches(key.replace("_", "-"), CONFIG_KEYS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{path}: unknown key {key!r} in [tool.lintlora]{hint}")
+        field_name, converted = _convert(key, value, where, root, known)
+        values[field_name] = converted
+    return ConfigFile(path=path, root=root, values=values)
+
+
+class SettingsResolver:
+    """Settings for each linted path: its configuration file merged with command-line flags.
+
+    Args:
+        cli_values: ``Settings`` field name -> value for the flags the user gave (only those).
+        config_path: ``--config``: use this file for every path.
+        use_config: ``False`` for ``--no-config``.
+        known_codes: registered rule codes, to validate codes in configuration files.
+        on_config: called with each :class:`ConfigFile` the first time it is used (the CLI
+            validates its GPU name through it).
+
+    ``for_path`` caches per folder, so a walk over many files reads each ``pyproject.toml`` once.
+    Raises :class:`ConfigError` from ``for_path`` (and from the constructor for ``--config``).
+    """
+
+    def __init__(self, cli_values: Mapping[str, Any] | None = None, *,
+                 config_path: str | None = None, use_config: bool = True,
+                 known_codes: Iterable[str] | None = None,
+                 on_config: Callable[[ConfigFile], None] | None = None) -> None:
+        self.cli_values = dict(cli_values or {})
+        self.use_config = use_config
+        self.known_codes = list(known_codes) if known_codes is not None else None
+        self._on_config = on_config
+        self._configs: dict[str, ConfigFile] = {}
+        self._by_folder: dict[str, Settings] = {}
+        self._fixed: ConfigFile | None = None
+        if config_path is not None and use_config:
+            self._fixed = self._load(config_path)
+
+    def _load(self, path: str) -> ConfigFile:
+        key = os.path.abspath(path)
+        if key not in self._configs:
+            config = load_config_file(path, self.known_codes)
+            if self._on_config is not None:
+                self._on_config(config)
+            self._configs[key] = config
+        return self._configs[key]
+
+    @property
+    def configs(self) -> list[ConfigFile]:
+        """The configuration files used so far."""
+        return list(self._configs.values())
+
+    def config_for(self, path: str) -> ConfigFile | None:
+        """The configuration file that applies to ``path`` (``None``: defaults only)."""
+        if not self.use_config:
+            return None
+        if self._fixed is not None:
+            return self._fixed
+        found = find_config_file(path)
+        return self._load(found) if found else None
+
+    def merge(self, config: ConfigFile | None) -> Settings:
+        """``Settings`` from a configuration file's values overridden by the flags."""
+        values: dict[str, Any] = dict(config.values) if config else {}
+        for name, value in self.cli_values.items():
+            if name == "extend_select":
+                values[name] = tuple(values.get(name, ())) + tuple(value)
+            elif name == "exclude":
+                values[name] = tuple(values.get(name, ())) + tuple(value)
+            else:
+                values[name] = value
+        valid = {f.name for f in dataclasses.fields(Settings)}
+        unknown = set(values) - valid
+        if unknown:  # pragma: no cover - a programming error in the CLI
+            raise TypeError(f"not Settings fields: {sorted(unknown)}")
+        return Settings(**values)
+
+    def for_path(self, path: str) -> Settings:
+        """The settings that apply to ``path`` (a file or a folder)."""
+        absolute = os.path.abspath(path)
+        folder = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+        if folder not in self._by_folder:
+            self._by_folder[folder] = self.merge(self.config_for(folder))
+        return self._by_folder[folder]
