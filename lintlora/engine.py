@@ -1,0 +1,549 @@
+"""The engine: files -> setups -> rules -> suppression -> findings (DESIGN.md, the one picture).
+
+:func:`lint_paths` runs a whole lint; :func:`lint_file` lints one file and is a pure function of
+the file's bytes, its settings and the rules, so a process pool or a results cache can call it
+per file (issue 8). Every stage of a file runs behind an isolation boundary:
+
+- the file cannot be read, is too large, or is of a type lintlora does not read: a
+  :class:`~lintlora.findings.FileError` ``LL998`` (an input problem, exit status 1);
+- it cannot be parsed (:class:`~lintlora.extract.ExtractError`, including undecodable bytes):
+  an ``LL000 syntax-error`` finding at the location;
+- a YAML/JSON file of no training dialect (:class:`~lintlora.extract.NotATrainingConfig`): a
+  notice, only when the file was named explicitly;
+- anything else raised by an extractor, the model override, a rule, or the estimator a rule
+  calls: a ``LL999`` internal error naming the stage (and the rule) and asking for a report;
+  the exit status is then 2. The other files, and the other rules on the same file, still run.
+
+Output is deterministic: files are sorted, findings sorted by :meth:`Finding.sort_key`, and
+identical findings from two setups of one file reported once.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+
+from lintlora.discovery import SourceFile, discover, file_kind, matches_any
+from lintlora.extract import ExtractError, NotATrainingConfig
+from lintlora.findings import FileError, Finding, Severity
+from lintlora.settings import Settings
+from lintlora.training_setup import Span, TrainingSetup
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.context import Context
+    from lintlora.rules.base import Rule
+
+__all__ = [
+    "SYNTAX_ERROR_CODE",
+    "SYNTAX_ERROR_NAME",
+    "INPUT_ERROR_CODE",
+    "INTERNAL_ERROR_CODE",
+    "ISSUES_URL",
+    "InputFileError",
+    "FileResult",
+    "RunResult",
+    "read_source",
+    "read_setups",
+    "code_matches",
+    "rule_enabled",
+    "lint_file",
+    "lint_paths",
+    "available_rules",
+]
+
+SYNTAX_ERROR_CODE = "LL000"
+SYNTAX_ERROR_NAME = "syntax-error"
+INPUT_ERROR_CODE = "LL998"
+INTERNAL_ERROR_CODE = "LL999"
+ISSUES_URL = "https://github.com/lintlora/lintlora/issues"
+
+
+class InputFileError(OSError):
+    """A file lintlora will not read: too large, or of a type it does not lint (``LL998``)."""
+
+
+@dataclass
+class FileResult:
+    """What linting one file produced (picklable, so a process pool can return it).
+
+    Attributes:
+        path: the file as discovered.
+        kind: ``python``/``notebook``/``yaml``/``json``, or ``None`` when not read.
+        linted: the file was read and parsed (it counts in the run's ``files``).
+        findings: after suppression and selection, sorted.
+        errors: ``LL998``/``LL999`` diagnostics for this file.
+        notices: informational diagnostics (a named YAML file that is no training config).
+        setups: the extracted setups (for ``--show-setup``), after ``--model`` overrides.
+        cell_lines: notebooks only: code-cell index -> the file line of each of its source
+            lines (so SARIF and annotations can point into the ``.ipynb`` file).
+        fail_on: the ``fail_on`` of the settings that applied to this file.
+    """
+
+    path: str
+    kind: str | None
+    linted: bool = False
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    notices: list[FileError] = field(default_factory=list)
+    setups: list[TrainingSetup] = field(default_factory=list)
+    cell_lines: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    fail_on: Severity = Severity.INFO
+
+
+@dataclass
+class RunResult:
+    """The result of :func:`lint_paths`.
+
+    Attributes:
+        files: the paths linted (read and parsed), sorted.
+        findings: every finding, sorted by :meth:`Finding.sort_key`.
+        errors: ``LL998`` (input) and ``LL999`` (internal) diagnostics, sorted by path.
+        notices: informational diagnostics (not counted in the exit status).
+        setups: path -> setups, for ``--show-setup``.
+        rules: the rule classes that were loaded (reporters list their metadata).
+        cell_lines: path -> notebook cell line map (see :class:`FileResult`).
+        fail_on: path -> the severity threshold that applied to that file.
+        missing: paths given on the command line that do not exist.
+    """
+
+    files: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    notices: list[FileError] = field(default_factory=list)
+    setups: dict[str, list[TrainingSetup]] = field(default_factory=dict)
+    rules: list[type] = field(default_factory=list)
+    cell_lines: dict[str, dict[int, tuple[int, ...]]] = field(default_factory=dict)
+    fail_on: dict[str, Severity] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def internal_error(self) -> bool:
+        """Whether a ``LL999`` internal error happened (exit status 2)."""
+        return any(e.code == INTERNAL_ERROR_CODE for e in self.errors)
+
+    def failing(self, fail_on: Severity | None = None) -> list[Finding]:
+        """Findings at or above the threshold (``fail_on``, else each file's own)."""
+        out = []
+        for finding in self.findings:
+            threshold = fail_on or self.fail_on.get(finding.span.path, Severity.INFO)
+            if finding.severity.rank >= threshold.rank:
+                out.append(finding)
+        return out
+
+    def exit_code(self, fail_on: Severity | None = None) -> int:
+        """2 after an internal error; 1 for failing findings or input errors; else 0."""
+        if self.internal_error:
+            return 2
+        if self.failing(fail_on) or any(e.code == INPUT_ERROR_CODE for e in self.errors):
+            return 1
+        return 0
+
+
+# ---- reading -------------------------------------------------------------------------------
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based (line, column) of a byte offset (column counted in bytes)."""
+    line = data.count(b"\n", 0, offset) + 1
+    start = data.rfind(b"\n", 0, offset) + 1
+    return line, offset - start + 1
+
+
+def _decode_python(data: bytes) -> str:
+    """Decode Python source per PEP 263 (coding line) and PEP 3120 (UTF-8 default), BOM aware."""
+    import tokenize
+
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line, col = _position(data, nul)
+        raise ExtractError("file contains NUL bytes: it is binary, not Python source", line, col)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise ExtractError(f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}",
+                           getattr(exc, "lineno", None) or 1, 1) from None
+    try:
+        return data.decode(encoding)
+    except LookupError:
+        raise ExtractError(f"unknown encoding {encoding!r} in the coding line", 1, 1) from None
+    except UnicodeDecodeError as exc:
+        line, col = _position(data, exc.start)
+        hint = " (add a coding line such as `# -*- coding: latin-1 -*-` if that is the file's " \
+               "encoding)" if encoding == "utf-8" else ""
+        raise ExtractError(f"cannot decode byte 0x{data[exc.start]:02x} as {encoding}{hint}",
+                           line, col) from None
+
+
+def _decode_text(data: bytes, what: str) -> str:
+    """Decode YAML/JSON: UTF-8 (BOM stripped), or UTF-16 with a BOM (YAML 1.2 allows it)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
+    else:
+        encoding = "utf-8-sig"
+    nul = data.find(b"\x00")
+    if encoding != "utf-16" and nul >= 0:
+        line, col = _position(data, nul)
+        raise ExtractError(f"file contains NUL bytes: it is binary, not {what}", line, col)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line, col = _position(data, exc.start)
+        raise ExtractError(f"not valid {encoding.replace('-sig', '').upper()} {what}: byte "
+                           f"0x{data[exc.start]:02x} cannot be decoded", line, col) from None
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
+
+
+def read_source(path: str, kind: str, max_bytes: int) -> str:
+    """Read and decode one file.
+
+    Raises:
+        InputFileError: larger than ``max_bytes`` (checked before reading).
+        OSError: cannot be read (missing, permissions, a folder).
+        ExtractError: cannot be decoded (``LL000`` at the offending byte).
+    """
+    size = os.stat(path).st_size
+    if size > max_bytes:
+        raise InputFileError(f"file is {_size(size)}, above the {_size(max_bytes)} limit; "
+                             f"skipped (raise it with --max-file-size or max-file-size)")
+    with open(path, "rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:  # grew between stat and read
+        raise InputFileError(f"file is above the {_size(max_bytes)} limit; skipped")
+    if kind == "python":
+        return _decode_python(data)
+    return _decode_text(data, {"notebook": "notebook JSON", "json": "JSON"}.get(kind, "YAML"))
+
+
+def _extract(path: str, kind: str, text: str, explicit: bool) -> list[TrainingSetup]:
+    if kind == "python":
+        from lintlora.extract.python import extract_python
+
+        return list(extract_python(path, text))
+    if kind == "notebook":
+        from lintlora.extract.notebook import extract_notebook
+
+        return list(extract_notebook(path, text))
+    if kind in ("yaml", "json"):
+        from lintlora.extract.yaml_config import extract_config
+
+        return list(extract_config(path, text, explicit=explicit))
+    raise InputFileError(f"not a file type lintlora reads ({kind})")
+
+
+def read_setups(path: str, settings: Settings | None = None, *, explicit: bool = True,
+                kind: str | None = None) -> list[TrainingSetup]:
+    """Read ``path`` and extract its training setups (no rules, no overrides).
+
+    Args:
+        settings: for ``max_file_bytes``.
+        explicit: the user named the file (YAML/JSON of no known dialect then raises
+            :class:`NotATrainingConfig`; extractors may be quieter on folder scans).
+        kind: force a kind; default from the suffix (``.py``, ``.ipynb``, ``.yaml``/``.yml``,
+            ``.json``, or an extensionless file with a python ``#!`` line).
+
+    Raises:
+        ExtractError: unparsable or undecodable (with line/column).
+        NotATrainingConfig: a YAML/JSON file of no training dialect.
+        InputFileError: too large, or of a type lintlora does not read (an ``OSError``).
+        OSError: unreadable.
+    """
+    settings = settings or Settings()
+    kind = kind or file_kind(path, explicit=True)
+    if kind is None:
+        raise InputFileError("not a file type lintlora reads (.py, .ipynb, .yaml, .yml, .json)")
+    text = read_source(path, kind, settings.max_file_bytes)
+    return _extract(path, kind, text, explicit)
+
+
+# ---- selection -----------------------------------------------------------------------------
+
+def code_matches(code: str, selectors: Iterable[str]) -> bool:
+    """Whether ``code`` is named by one of ``selectors`` (a full code, a prefix, or ``ALL``)."""
+    return any(s == "ALL" or code.startswith(s) for s in selectors)
+
+
+def rule_enabled(code: str, settings: Settings, path: str) -> bool:
+    """Whether rule ``code`` runs on ``path`` under ``settings``.
+
+    Selected when ``select`` is unset or names it, or ``extend-select`` names it (``LL000``,
+    the syntax error, is always selected); then not ``ignore``d and not ignored for the file by
+    a ``per-file-ignores`` pattern. Selectors are codes or prefixes (``LL00``) or ``ALL``.
+    """
+    selected = (settings.select is None or code == SYNTAX_ERROR_CODE
+                or code_matches(code, settings.select)
+                or code_matches(code, settings.extend_select))
+    if not selected or code_matches(code, settings.ignore):
+        return False
+    for pattern, codes in settings.per_file_ignores:
+        if code_matches(code, codes) and matches_any(path, [pattern]):
+            return False
+    return True
+
+
+# ---- one file -----------------------------------------------------------------------------
+
+def _where(exc: BaseException) -> str:
+    """``file.py:123`` of the innermost frame outside the standard library (``lintlora/x.py``
+    for lintlora's own modules), or ``""``."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    stdlib = os.path.normcase(paths["stdlib"])
+    installed = tuple(os.path.normcase(paths[k]) for k in ("purelib", "platlib"))
+    frames = traceback.extract_tb(exc.__traceback__)
+    chosen = None
+    for frame in reversed(frames):
+        name = os.path.normcase(os.path.abspath(frame.filename))
+        if not name.startswith(stdlib) or name.startswith(installed):
+            chosen = frame
+            break
+    chosen = chosen or (frames[-1] if frames else None)
+    if chosen is None:
+        return ""
+    normalized = chosen.filename.replace(os.sep, "/")
+    if "/lintlora/" in normalized:
+        return "lintlora/" + normalized.rsplit("/lintlora/", 1)[1] + f":{chosen.lineno}"
+    return f"{os.path.basename(chosen.filename)}:{chosen.lineno}"
+
+
+def _internal(path: str, stage: str, exc: BaseException) -> FileError:
+    where = _where(exc)
+    detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    if len(detail) > 300:
+        detail = detail[:297] + "..."
+    at = f" (at {where})" if where else ""
+    return FileError(path=path, code=INTERNAL_ERROR_CODE,
+                     message=f"internal error in {stage}: {detail}{at}; please report it at "
+                             f"{ISSUES_URL}")
+
+
+def _stage_of_rule(rule: "Rule", exc: BaseException) -> str:
+    label = f"rule {rule.code} {rule.name}".strip()
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames and "/lintlora/estimate/" in frames[-1].filename.replace(os.sep, "/"):
+        return f"the estimator (while running {label})"
+    return label
+
+
+def _syntax_finding(path: str, exc: ExtractError) -> Finding:
+    line = exc.line if exc.line and exc.line > 0 else 1
+    column = exc.column if exc.column and exc.column > 0 else 1
+    return Finding(code=exc.code or SYNTAX_ERROR_CODE, name=SYNTAX_ERROR_NAME,
+                   severity=Severity.ERROR, span=Span(path, line, column, line, column, exc.cell),
+                   message=exc.message,
+                   fix="Fix the syntax so the file parses; lintlora checks nothing else in it "
+                       "until then.")
+
+
+def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
+              context: "Context") -> FileResult:
+    """Lint one file; never raises (see the module docstring for what each failure becomes).
+
+    Args:
+        source: the file and its kind.
+        settings: the settings that apply to it (selection, size limit, fail-on).
+        rules: rule instances; those not enabled for the file are skipped.
+        context: the run's :class:`~lintlora.context.Context` for these settings.
+    """
+    path = source.path
+    result = FileResult(path=path, kind=source.kind, fail_on=settings.fail_on)
+    if source.kind is None:
+        result.notices.append(FileError(path, "not a file type lintlora reads (.py, .ipynb, "
+                                              ".yaml, .yml, .json); skipped", INPUT_ERROR_CODE))
+        return result
+    try:
+        text = read_source(path, source.kind, settings.max_file_bytes)
+    except ExtractError as exc:
+        return _finish(result, [(_syntax_finding(path, exc), None)], "", settings, (), set())
+    except FileNotFoundError:
+        result.errors.append(FileError(path, "file not found (deleted after it was listed?)",
+                                       INPUT_ERROR_CODE))
+        return result
+    except IsADirectoryError:
+        result.errors.append(FileError(path, "is a folder, not a file", INPUT_ERROR_CODE))
+        return result
+    except OSError as exc:
+        reason = exc.strerror if exc.strerror else str(exc)
+        result.errors.append(FileError(path, f"cannot read: {reason}", INPUT_ERROR_CODE))
+        return result
+    except Exception as exc:  # noqa: BLE001 - the isolation boundary
+        result.errors.append(_internal(path, "reading the file", exc))
+        return result
+
+    try:
+        setups = _extract(path, source.kind, text, source.explicit)
+    except ExtractError as exc:
+        return _finish(result, [(_syntax_finding(path, exc), None)], text, settings, (), set())
+    except NotATrainingConfig as exc:
+        if source.explicit:
+            reason = str(exc) or "no known training-config dialect"
+            result.notices.append(FileError(path, f"not a training config ({reason}); skipped",
+                                            INPUT_ERROR_CODE))
+        return result
+    except RecursionError:
+        result.errors.append(FileError(path, "nesting too deep to analyse; skipped",
+                                       INPUT_ERROR_CODE))
+        return result
+    except Exception as exc:  # noqa: BLE001 - the isolation boundary
+        result.errors.append(_internal(path, f"the {source.kind} extractor", exc))
+        return result
+    result.linted = True
+
+    enabled = [r for r in rules if rule_enabled(r.code, settings, path)]
+    produced: list[tuple[Finding, TrainingSetup | None]] = []
+    for setup in setups:
+        try:
+            setup = context.apply_overrides(setup)
+        except Exception as exc:  # noqa: BLE001
+            result.errors.append(_internal(path, "applying --model", exc))
+            continue
+        result.setups.append(setup)
+        for rule in enabled:
+            try:
+                found = list(rule.check(setup, context))
+            except Exception as exc:  # noqa: BLE001 - one rule's bug must not stop the others
+                error = _internal(path, _stage_of_rule(rule, exc), exc)
+                if error not in result.errors:
+                    result.errors.append(error)
+                continue
+            produced.extend((f, setup) for f in found)
+    return _finish(result, produced, text, settings, enabled, {r.code for r in enabled})
+
+
+def _finish(result: FileResult, produced: list[tuple[Finding, TrainingSetup | None]], text: str,
+            settings: Settings, enabled: Sequence["Rule"], ran: set[str]) -> FileResult:
+    """Suppression, selection, de-duplication, sorting and the notebook line map."""
+    from lintlora.suppression import UNUSED_CODE, apply_suppressions, read_directives
+
+    path = result.path
+    kind = result.kind or ""
+    try:
+        directives = read_directives(text, kind) if text else []
+        kept, unused = apply_suppressions(produced, directives, kind, ran, path)
+    except Exception as exc:  # noqa: BLE001
+        result.errors.append(_internal(path, "reading suppression comments", exc))
+        kept, unused = [f for f, _ in produced], []
+    if rule_enabled(UNUSED_CODE, settings, path):
+        kept.extend(unused)
+    seen = set()
+    final = []
+    for finding in kept:
+        if not rule_enabled(finding.code, settings, path):
+            continue
+        key = (finding.code, finding.span, finding.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        final.append(finding)
+    final.sort(key=Finding.sort_key)
+    result.findings = final
+    if kind == "notebook" and text and any(f.span.cell for f in final):
+        from lintlora.report.locations import notebook_cell_lines
+
+        try:
+            result.cell_lines = notebook_cell_lines(text)
+        except Exception:  # noqa: BLE001 - only a nicety for SARIF/annotations
+            result.cell_lines = {}
+    return result
+
+
+# ---- a run -------------------------------------------------------------------------------
+
+def available_rules() -> list[type]:
+    """Every rule class: the registry's (:func:`lintlora.rules.load_rules`: built-ins and
+    plugins), plus the engine's own ``LL900 unused-suppression`` when the registry lacks it.
+    Sorted by code."""
+    from lintlora.rules import load_rules
+    from lintlora.suppression import UnusedSuppression
+
+    rules = list(load_rules())
+    if not any(getattr(r, "code", None) == UnusedSuppression.code for r in rules):
+        rules.append(UnusedSuppression)
+    return sorted(rules, key=lambda r: getattr(r, "code", ""))
+
+
+def _load_rule_instances(rules: Sequence[type] | None) -> tuple[list, list[type], list[FileError]]:
+    errors: list[FileError] = []
+    if rules is None:
+        rules = available_rules()
+    instances = []
+    for cls in rules:
+        try:
+            instances.append(cls())
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop the run
+            errors.append(_internal(getattr(cls, "__module__", "?"),
+                                    f"creating rule {getattr(cls, 'code', cls)!s}", exc))
+    return instances, list(rules), errors
+
+
+def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
+               settings_for: Callable[[str], Settings] | None = None,
+               rules: Sequence[type] | None = None) -> RunResult:
+    """Lint files and folders.
+
+    Args:
+        paths: files and folders (see :func:`lintlora.discovery.discover`).
+        settings: the settings for every file (default ``Settings()``), used when
+            ``settings_for`` is not given.
+        settings_for: per-path settings (the CLI passes the configuration resolver's
+            ``for_path``, so the nearest ``[tool.lintlora]`` applies to each file).
+        rules: rule classes; default :func:`lintlora.rules.load_rules`.
+
+    Returns:
+        A :class:`RunResult`; this function does not raise for bad input files.
+    """
+    base = settings or Settings()
+    resolve = settings_for or (lambda _path: base)
+
+    def is_excluded(path: str) -> bool:
+        return matches_any(path, resolve(path).exclude)
+
+    sources, missing = discover(paths, is_excluded)
+    instances, rule_classes, errors = _load_rule_instances(rules)
+    contexts: dict[int, tuple[Settings, Context]] = {}
+
+    def context_for(s: Settings) -> "Context":
+        entry = contexts.get(id(s))
+        if entry is None or entry[0] is not s:
+            from lintlora.context import Context
+
+            entry = (s, Context(s))
+            contexts[id(s)] = entry
+        return entry[1]
+
+    run = RunResult(rules=rule_classes, missing=list(missing))
+    run.errors.extend(errors)
+    run.errors.extend(FileError(p, "no such file or folder", INPUT_ERROR_CODE) for p in missing)
+    for source in sources:
+        file_settings = resolve(source.path)
+        try:
+            context = context_for(file_settings)
+        except LookupError as exc:  # an unknown GPU name in a configuration file
+            run.errors.append(FileError(source.path, str(exc), INPUT_ERROR_CODE))
+            continue
+        file_result = lint_file(source, file_settings, instances, context)
+        _collect(run, file_result)
+    run.files.sort()
+    run.findings.sort(key=Finding.sort_key)
+    run.errors.sort(key=lambda e: (e.path, e.line or 0, e.code, e.message))
+    run.notices.sort(key=lambda e: (e.path, e.message))
+    return run
+
+
+def _collect(run: RunResult, result: FileResult) -> None:
+    if result.linted:
+        run.files.append(result.path)
+    run.findings.extend(result.findings)
+    run.errors.extend(result.errors)
+    run.notices.extend(result.notices)
+    run.fail_on[result.path] = result.fail_on
+    if result.setups:
+        run.setups[result.path] = result.setups
+    if result.cell_lines:
+        run.cell_lines[result.path] = result.cell_lines

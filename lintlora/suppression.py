@@ -1,0 +1,381 @@
+"""Suppression comments, and the ``LL900 unused-suppression`` check.
+
+Forms understood:
+
+- ``# noqa`` (every code) and ``# noqa: LL001,LL006`` (flake8's form; codes of other tools in
+  the same list are ignored);
+- ``# lintlora: ignore`` and ``# lintlora: ignore[LL001,LL006]``;
+- ``# lintlora: file-ignore[LL001]`` anywhere in the file: the whole file (``# lintlora:
+  file-ignore`` alone: every code).
+
+A line directive in Python or a notebook cell suppresses a finding when it sits on a line of the
+finding's span, or on any line of a call that encloses the finding (the extractor's section and
+call spans: a comment on any line of a multi-line ``TrainingArguments(...)`` covers a finding
+pointing at one of its keyword values). In YAML, a directive suppresses findings on its own line
+and, when the comment stands alone on its line, on the next line holding content (the key below
+it); a finding's region includes the key line of the value it points at.
+
+Python comments are read with :mod:`tokenize`, so ``"# noqa"`` inside a string is not a
+directive. YAML comments are read line by line (a ``#`` that starts a comment: at the start of
+the line or after whitespace, outside quotes). JSON has no comments.
+
+A directive naming a code of a rule that ran on the file and suppressing nothing is reported as
+``LL900 unused-suppression`` (info). Bare ``# noqa`` is never reported: other tools share it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tokenize
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from lintlora.findings import Finding, Severity
+from lintlora.rules.base import Rule
+from lintlora.training_setup import Span, TrainingSetup
+
+__all__ = [
+    "Directive",
+    "UNUSED_CODE",
+    "UNUSED_NAME",
+    "read_directives",
+    "python_comments",
+    "yaml_comments",
+    "notebook_cells",
+    "suppression_lines",
+    "apply_suppressions",
+    "UnusedSuppression",
+]
+
+UNUSED_CODE = "LL900"
+UNUSED_NAME = "unused-suppression"
+
+_NOQA = re.compile(r"#\s*noqa(?::\s?(?P<codes>[A-Za-z][A-Za-z0-9]*(?:[\s,]+[A-Za-z][A-Za-z0-9]*)*))?",
+                   re.IGNORECASE)
+_LINTLORA = re.compile(
+    r"#\s*lintlora\s*:\s*(?P<kind>file-ignore|ignore)\b(?:\s*\[(?P<codes>[^\]]*)\])?",
+    re.IGNORECASE)
+_CODE = re.compile(r"[A-Za-z]+[0-9]+")
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One suppression comment.
+
+    Attributes:
+        scope: ``"line"`` or ``"file"``.
+        codes: upper-cased codes, or ``None`` for every code.
+        line, column: where the comment starts (1-based; in a notebook, within ``cell``).
+        cell: the 1-based code-cell index for notebooks, else ``None``.
+        standalone: the comment is alone on its line (YAML: it then covers the next line).
+        bare_noqa: a ``# noqa`` without codes (shared with other tools; never reported unused).
+        text: the comment text, for messages.
+        covers: the lines (beyond its own) a YAML directive covers; filled by the reader.
+    """
+
+    scope: str
+    codes: tuple[str, ...] | None
+    line: int
+    column: int
+    cell: int | None = None
+    standalone: bool = False
+    bare_noqa: bool = False
+    text: str = ""
+    covers: tuple[int, ...] = field(default=())
+
+
+def _parse_comment(comment: str, line: int, column: int, cell: int | None,
+                   standalone: bool) -> list[Directive]:
+    found: list[Directive] = []
+    for m in _LINTLORA.finditer(comment):
+        codes = None
+        if m.group("codes") is not None:
+            codes = tuple(c.upper() for c in _CODE.findall(m.group("codes")))
+        scope = "file" if m.group("kind").lower() == "file-ignore" else "line"
+        found.append(Directive(scope, codes, line, column + m.start(), cell, standalone,
+                               text=m.group(0)))
+    for m in _NOQA.finditer(comment):
+        if m.group("codes"):
+            codes = tuple(c.upper() for c in _CODE.findall(m.group("codes")))
+            found.append(Directive("line", codes, line, column + m.start(), cell, standalone,
+                                   text=m.group(0)))
+        else:
+            found.append(Directive("line", None, line, column + m.start(), cell, standalone,
+                                   bare_noqa=True, text=m.group(0)))
+    return found
+
+
+def python_comments(source: str) -> list[tuple[int, int, str, bool]]:
+    """``(line, column, text, standalone)`` for each comment of Python ``source`` (1-based).
+
+    Uses :mod:`tokenize`. When the whole source does not tokenize (a syntax error), each line
+    is tokenized on its own, so directives in the readable part still count.
+    """
+    try:
+        return _tokenize_comments(source, 0)
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        pass
+    comments: list[tuple[int, int, str, bool]] = []
+    for number, text in enumerate(source.splitlines(), start=1):
+        if "#" not in text:
+            continue
+        try:
+            comments.extend(_tokenize_comments(text + "\n", number - 1))
+        except (tokenize.TokenError, SyntaxError, ValueError):
+            continue
+    return comments
+
+
+def _tokenize_comments(source: str, line_offset: int) -> list[tuple[int, int, str, bool]]:
+    out = []
+    last_code_line = 0
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            line, col = tok.start
+            out.append((line + line_offset, col + 1, tok.string, last_code_line != line))
+        elif tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                              tokenize.ENDMARKER):
+            last_code_line = tok.end[0]
+    return out
+
+
+_YAML_BREAKS = re.compile(r"\r\n|\r|\n|\x85|\u2028|\u2029")
+"""Line breaks as PyYAML counts them (so line numbers agree with the extractor's marks)."""
+
+
+def yaml_comments(text: str) -> list[tuple[int, int, str, bool]]:
+    """``(line, column, text, standalone)`` for each YAML comment (line-based scan).
+
+    A ``#`` starts a comment at the start of a line or after a space or tab, outside single-
+    and double-quoted scalars on that line (YAML 1.2, "Comments"). Block scalars (``|``/``>``)
+    are not tracked: a directive-like line inside one is read as a directive, which can only
+    suppress, never add, findings.
+    """
+    out = []
+    for number, line in enumerate(_YAML_BREAKS.split(text), start=1):
+        if "#" not in line:
+            continue
+        quote = None
+        for index, char in enumerate(line):
+            if quote:
+                if char == quote:
+                    quote = None
+                continue
+            if char in "'\"" and (index == 0 or line[index - 1] in " \t:[{,-"):
+                quote = char
+                continue
+            if char == "#" and (index == 0 or line[index - 1] in " \t"):
+                out.append((number, index + 1, line[index:], line[:index].strip() == ""))
+                break
+    return out
+
+
+_MAGIC = re.compile(r"^\s*(%|!|\?)")
+
+
+def notebook_cells(text: str) -> list[str]:
+    """The sources of a notebook's code cells, in order (cell 1 first); ``[]`` if unreadable.
+
+    IPython magic and shell lines (``%``, ``%%``, ``!``, ``?``) are blanked so the rest
+    tokenizes, keeping line numbers.
+    """
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return []
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        return []
+    sources = []
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(s for s in source if isinstance(s, str))
+        if not isinstance(source, str):
+            source = ""
+        lines = ["" if _MAGIC.match(line) else line for line in source.split("\n")]
+        sources.append("\n".join(lines))
+    return sources
+
+
+def read_directives(text: str, kind: str) -> list[Directive]:
+    """All suppression directives in a file of ``kind`` (python, notebook, yaml, json)."""
+    directives: list[Directive] = []
+    if kind == "python":
+        for line, col, comment, standalone in python_comments(text):
+            directives.extend(_parse_comment(comment, line, col, None, standalone))
+    elif kind == "notebook":
+        for index, source in enumerate(notebook_cells(text), start=1):
+            for line, col, comment, standalone in python_comments(source):
+                directives.extend(_parse_comment(comment, line, col, index, standalone))
+    elif kind == "yaml":
+        content_lines = _yaml_content_lines(text)
+        for line, col, comment, standalone in yaml_comments(text):
+            parsed = _parse_comment(comment, line, col, None, standalone)
+            if standalone:
+                following = next((n for n in content_lines if n > line), None)
+                covers = (following,) if following is not None else ()
+                parsed = [_with_covers(d, covers) for d in parsed]
+            directives.extend(parsed)
+    return directives
+
+
+def _with_covers(directive: Directive, covers: tuple[int, ...]) -> Directive:
+    return Directive(directive.scope, directive.codes, directive.line, directive.column,
+                     directive.cell, directive.standalone, directive.bare_noqa, directive.text,
+                     covers)
+
+
+def _yaml_content_lines(text: str) -> list[int]:
+    return [n for n, line in enumerate(_YAML_BREAKS.split(text), start=1)
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _contains(outer: Span, inner: Span) -> bool:
+    return outer.cell == inner.cell and outer.line <= inner.line <= outer.last_line
+
+
+def _enclosing_spans(setup: TrainingSetup) -> Iterable[tuple[Span, Span | None]]:
+    """``(span, key_span)`` of the setup's sections, calls and settings: the structures a
+    finding can point into. ``key_span`` is the keyword or YAML key naming a setting's value."""
+    if setup.anchor is not None:
+        yield setup.anchor, None
+    sections = [setup.model, setup.quantization, setup.lora, setup.training, *setup.dataloaders]
+    for section in sections:
+        if section is None:
+            continue
+        if section.span is not None:
+            yield section.span, None
+        for _name, setting in section.settings():
+            if setting.span is not None:
+                yield setting.span, setting.key_span
+            elif setting.key_span is not None:
+                yield setting.key_span, None
+    for call in setup.calls:
+        if call.span is not None:
+            yield call.span, None
+        for setting in call.args.values():
+            if setting.span is not None:
+                yield setting.span, setting.key_span
+    for evidence in setup.launch:
+        if evidence.span is not None:
+            yield evidence.span, None
+
+
+def suppression_lines(finding: Finding, setup: TrainingSetup | None) -> set[int]:
+    """The lines on which a directive suppresses ``finding`` (same cell for notebooks).
+
+    The finding's own lines, plus for every structure of ``setup`` (section, call, setting's
+    value) whose span contains the finding's first line: that structure's lines and, for a
+    setting, the lines of its key (``target_modules:`` above a YAML list).
+    """
+    span = finding.span
+    lines = set(span.lines())
+    if setup is not None:
+        for outer, key in _enclosing_spans(setup):
+            if _contains(outer, span):
+                lines.update(outer.lines())
+                if key is not None and key.cell == span.cell:
+                    lines.update(key.lines())
+    return lines
+
+
+def _applies(directive: Directive, code: str) -> bool:
+    return directive.codes is None or code in directive.codes
+
+
+def apply_suppressions(
+    findings: Sequence[tuple[Finding, TrainingSetup | None]],
+    directives: Sequence[Directive],
+    kind: str,
+    ran_codes: Iterable[str],
+    path: str,
+) -> tuple[list[Finding], list[Finding]]:
+    """Drop suppressed findings and report unused directives.
+
+    Args:
+        findings: each finding with the setup it came from (``None`` for engine findings such
+            as LL000), in a deterministic order.
+        directives: from :func:`read_directives`.
+        kind: the file's kind (YAML directives also cover the next content line).
+        ran_codes: codes of the rules that ran on this file; a directive naming another code
+            is never reported unused (the rule may be enabled elsewhere).
+        path: the file, for the LL900 findings' spans.
+
+    Returns:
+        ``(kept, unused)``: the findings not suppressed, and one ``LL900`` finding per directive
+        code that suppressed nothing (a directive without codes: one finding for the directive).
+    """
+    ran = set(ran_codes)
+    used: dict[tuple[int, str | None], bool] = {}
+    kept: list[Finding] = []
+    for finding, setup in findings:
+        suppressed = False
+        region: set[int] | None = None
+        for index, directive in enumerate(directives):
+            if not _applies(directive, finding.code):
+                continue
+            if directive.scope == "file":
+                hit = True
+            else:
+                if directive.cell != finding.span.cell:
+                    continue
+                if region is None:
+                    region = suppression_lines(finding, setup)
+                hit = directive.line in region or any(c in region for c in directive.covers)
+            if hit:
+                suppressed = True
+                used[(index, finding.code if directive.codes else None)] = True
+        if not suppressed:
+            kept.append(finding)
+
+    unused: list[Finding] = []
+    for index, directive in enumerate(directives):
+        if directive.bare_noqa:
+            continue
+        span = Span(path, directive.line, directive.column, directive.line,
+                    directive.column + len(directive.text), directive.cell)
+        where = "this file" if directive.scope == "file" else "this line"
+        if directive.codes is None:
+            if not used.get((index, None)):
+                unused.append(_unused(span, f"`{directive.text}` suppresses nothing on {where}",
+                                      directive))
+            continue
+        for code in directive.codes:
+            if code in ran and not used.get((index, code)):
+                unused.append(_unused(
+                    span, f"`{directive.text}`: no {code} finding to suppress on {where}",
+                    directive, code))
+    return kept, unused
+
+
+def _unused(span: Span, message: str, directive: Directive, code: str | None = None) -> Finding:
+    what = f"remove {code} from the comment" if code and directive.codes and len(directive.codes) > 1 \
+        else "remove the comment"
+    return Finding(code=UNUSED_CODE, name=UNUSED_NAME, severity=Severity.INFO, span=span,
+                   message=message, fix=f"{what[0].upper()}{what[1:]}.")
+
+
+
+class UnusedSuppression(Rule):
+    """A suppression comment (``# noqa: LL001``, ``# lintlora: ignore[...]``, ``# lintlora:
+    file-ignore[...]``) that suppresses nothing: the finding it was written for is gone, or the
+    comment sits on a line the finding does not cover. A stale comment would hide a future
+    finding of the same code on that line.
+
+    The engine reports these itself, after suppression; :meth:`check` yields nothing.
+    """
+
+    code = UNUSED_CODE
+    name = UNUSED_NAME
+    severity = Severity.INFO
+    summary = "A suppression comment that suppresses nothing"
+    fix_changes_memory = False
+
+    def check(self, setup: TrainingSetup, context: object) -> Iterable[Finding]:
+        """Nothing: see the class docstring."""
+        return ()
