@@ -69,6 +69,7 @@ class EstimateInputs:
         gradient_checkpointing: activation checkpointing per decoder layer.
         quant: ``None``, ``"nf4"``, ``"fp4"``, ``"int8"``, ``"gptq4"``, ``"torchao-nf4"``.
         double_quant: bitsandbytes ``bnb_4bit_use_double_quant``.
+        quant_compute_dtype: ``bnb_4bit_compute_dtype`` (``None``: same as ``compute_dtype``).
         weight_dtype: dtype of the unquantized weights (``torch_dtype``).
         compute_dtype: dtype of activations (bf16/fp16 AMP, ``bnb_4bit_compute_dtype``).
         lora_r, lora_dropout, target_modules, modules_to_save, use_dora: the adapter.
@@ -90,6 +91,7 @@ class EstimateInputs:
     gradient_checkpointing: bool = False
     quant: str | None = None
     double_quant: bool = False
+    quant_compute_dtype: str | None = None
     weight_dtype: str = "bfloat16"
     compute_dtype: str = "bfloat16"
     lora_r: int = 8
@@ -275,7 +277,7 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
     if full:
         parts["linear_inputs"] = c * sum(distinct_inputs.values())
     elif inputs.quant in ("nf4", "fp4", "int8", "gptq4"):
-        if inputs.compute_dtype == "float32" and inputs.quant in ("nf4", "fp4"):
+        if (inputs.quant_compute_dtype or inputs.compute_dtype) == "float32" and inputs.quant in ("nf4", "fp4"):
             # Linear4bit casts its input to the fp32 compute dtype per module: one fp32 copy each
             parts["linear_inputs"] = 4 * sum(sh.d_in for sh in shapes if sh.role != "router") * 1.0
         else:

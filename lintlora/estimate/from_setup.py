@@ -1,0 +1,242 @@
+"""Turn a :class:`~lintlora.training_setup.TrainingSetup` into estimator inputs.
+
+Every value the setup does not settle is assumed, and the assumption is stated as a sentence in
+``MemoryEstimate.assumptions``; nothing is guessed silently. Library defaults the extractor
+filled in (``Origin.LIBRARY_DEFAULT``) are used and named with their source.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lintlora.estimate.architecture import Architecture
+from lintlora.estimate.memory import EstimateInputs, MemoryEstimate, estimate_memory
+from lintlora.estimate.params import NoDefaultTargetsError, resolve_targets
+from lintlora.estimate.profiles import get_profile
+from lintlora.training_setup import Origin, Setting, TrainingSetup
+
+__all__ = ["estimate_setup", "inputs_from_setup"]
+
+# Values assumed when a setup leaves them unknown, with the reason quoted in the assumption.
+DEFAULT_SEQ_LEN = 512
+DEFAULT_BATCH = 1
+
+_DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
+           "half": "float16", "float32": "float32", "fp32": "float32", "float": "float32"}
+
+
+def _val(s: Setting) -> Any:
+    return s.value if s.known else None
+
+
+def _why(s: Setting) -> str:
+    if s.origin is Origin.LIBRARY_DEFAULT:
+        return f" (library default{': ' + s.source if s.source else ''})"
+    if s.origin.is_default and s.source:
+        return f" ({s.origin.value} via {s.source})"
+    return ""
+
+
+def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[EstimateInputs, list[str]]:
+    """The estimator inputs for ``setup`` and the sentences stating what was assumed.
+
+    Batch: ``per_device_train_batch_size``, else the first DataLoader's ``batch_size``.
+    Sequence length: ``max_seq_length`` (SFTConfig / dialect cutoff); sequences are taken as
+    padded to it (the worst case; packing makes it exact). Checkpointing:
+    :func:`lintlora.facts.checkpointing`. Quantization, adapter, optimizer, precision,
+    attention implementation, ``prepare_model_for_kbit_training`` and ``use_liger_kernel``
+    from their sections.
+    """
+    from lintlora.facts import checkpointing
+
+    notes: list[str] = []
+    fw = setup.framework or "transformers"
+    g = setup.get
+
+    # ---- method and adapter ----
+    lora = setup.lora
+    quant = setup.quantization
+    has_peft_call = setup.has_call("get_peft_model")
+    if lora is None and not has_peft_call:
+        method = "full"
+        notes.append("no LoRA configuration found: estimated as full fine-tuning of every parameter")
+    else:
+        method = "lora"
+        if lora is None:
+            notes.append("get_peft_model() is called but its LoraConfig could not be read: "
+                         "peft's defaults assumed (r=8, lora_dropout=0, default target_modules)")
+    r = _val(g("lora.r"))
+    if method != "full" and not isinstance(r, int):
+        r = 8
+        notes.append("LoRA rank unknown: assumed r=8 (peft LoraConfig default)")
+    dropout = _val(g("lora.lora_dropout"))
+    if method != "full" and not isinstance(dropout, (int, float)):
+        dropout = 0.0
+        notes.append("lora_dropout unknown: assumed 0.0 (peft LoraConfig default)")
+    targets = g("lora.target_modules")
+    target_value: Any = None
+    if method != "full":
+        if targets.known:
+            target_value = targets.value
+            if isinstance(target_value, list):
+                target_value = tuple(target_value)
+        else:
+            notes.append("target_modules unknown: assumed peft's default for the model type")
+        try:
+            resolve_targets(arch, target_value)
+        except NoDefaultTargetsError:
+            first = arch.attention_modules[:1] if arch.attention_modules[0] in (
+                "qkv_proj", "query_key_value", "c_attn", "W_pack", "wqkv") else ("q_proj", "v_proj")
+            notes.append(f"peft has no default target_modules for {arch.model_type} (it would raise); "
+                         f"assumed {', '.join(first)}")
+            target_value = tuple(first)
+    mts = _val(g("lora.modules_to_save")) or ()
+    if isinstance(mts, str):
+        mts = (mts,)
+    dora = bool(_val(g("lora.use_dora")))
+
+    # ---- quantization ----
+    q = None
+    double = False
+    qcompute = None
+    if quant is not None:
+        qm = str(_val(quant.method) or "bitsandbytes").lower()
+        bits = _val(quant.bits)
+        if bits is None:
+            bits = 4
+            notes.append("quantization bits unknown: assumed 4-bit")
+        if "gptq" in qm or "awq" in qm:
+            q = "gptq4" if bits == 4 else "int8"
+        elif "torchao" in qm:
+            q = "torchao-nf4"
+        elif qm in ("hqq", "eetq", "mxfp4"):
+            q = "gptq4" if bits == 4 else "int8"
+            notes.append(f"{qm} quantization: storage approximated as 4-bit with group scales")
+        elif bits == 8:
+            q = "int8"
+        elif bits == 4:
+            qt = _val(quant.bnb_4bit_quant_type)
+            q = "nf4" if qt == "nf4" else "fp4"
+            double = bool(_val(quant.bnb_4bit_use_double_quant))
+            cd = _val(quant.bnb_4bit_compute_dtype)
+            qcompute = _DTYPES.get(str(cd), None) if cd else None
+            if cd is None:
+                notes.append("bnb_4bit_compute_dtype unknown: assumed equal to the training precision")
+        if bits in (0, None) or bits > 8:
+            q = None
+    if q and method == "lora":
+        method = "qlora"
+
+    # ---- precision ----
+    bf16 = _val(g("training.bf16"))
+    fp16 = _val(g("training.fp16"))
+    td = _val(g("model.torch_dtype"))
+    td_norm = _DTYPES.get(str(td).lower().replace("torch.", "")) if td else None
+    if bf16:
+        compute = "bfloat16"
+    elif fp16:
+        compute = "float16"
+    elif td_norm in ("bfloat16", "float16"):
+        compute = td_norm
+    elif fw in ("torchtune", "litgpt", "unsloth"):
+        compute = "bfloat16"
+    elif td_norm == "float32":
+        compute = "float32"
+    else:
+        compute = "bfloat16"
+        notes.append("training precision unknown (no bf16/fp16 flag, torch_dtype not given): "
+                     "assumed bf16 activations")
+    if td_norm:
+        weight = td_norm
+    elif fw in ("torchtune", "litgpt", "unsloth") or q:
+        weight = "bfloat16" if fw != "transformers" or compute == "bfloat16" else "float16"
+    else:
+        weight = compute if compute != "float32" else "float32"
+        if td == "auto":
+            notes.append("torch_dtype='auto': assumed the checkpoint's 16-bit dtype")
+        else:
+            notes.append(f"torch_dtype not given: assumed {weight} weights (the training precision); "
+                         "transformers < 5 loads float32 when torch_dtype is omitted, which doubles the weights")
+    master = False
+    if method == "full" and weight == "float32" and compute in ("bfloat16", "float16"):
+        master = True
+    if q and qcompute is None:
+        qcompute = compute
+
+    # ---- batch and sequence ----
+    bs = _val(g("training.per_device_train_batch_size"))
+    src = g("training.per_device_train_batch_size")
+    if not isinstance(bs, int):
+        dl = next((d for d in setup.dataloaders if d.batch_size.known and isinstance(d.batch_size.value, int)), None)
+        if dl is not None:
+            bs = dl.batch_size.value
+        else:
+            bs = DEFAULT_BATCH
+            notes.append(f"batch size unknown: assumed {DEFAULT_BATCH}")
+    elif src.origin is Origin.LIBRARY_DEFAULT:
+        notes.append(f"per_device_train_batch_size not set: the library default {bs}{_why(src)}")
+    sl_set = g("training.max_seq_length")
+    sl = _val(sl_set)
+    if not isinstance(sl, int) or sl <= 0:
+        sl = min(DEFAULT_SEQ_LEN, arch.max_position_embeddings or DEFAULT_SEQ_LEN)
+        notes.append(f"sequence length unknown: assumed {sl} tokens per sequence")
+    else:
+        packing = _val(g("training.packing"))
+        if sl_set.origin is Origin.LIBRARY_DEFAULT:
+            notes.append(f"max_seq_length not set: the default {sl}{_why(sl_set)}")
+        if not packing:
+            notes.append(f"sequences taken as padded to {sl} tokens (the worst case; shorter batches use less)")
+
+    # ---- checkpointing ----
+    fact = checkpointing(setup)
+    gc = fact.value
+    offload = False
+    gcv = _val(g("training.gradient_checkpointing"))
+    if isinstance(gcv, str) and gcv.lower() == "unsloth":
+        gc, offload = True, True
+    if gc is None:
+        gc = False
+        notes.append(f"gradient checkpointing undecided ({fact.reason}): assumed off")
+    elif fact.from_default and not gc:
+        notes.append(f"gradient checkpointing off: {fact.reason}")
+
+    # ---- optimizer, attention, kernels ----
+    optim = _val(g("training.optim"))
+    if not isinstance(optim, str):
+        optim = "adamw_torch"
+        notes.append("optimizer unknown: assumed AdamW with states in the parameter dtype")
+    attn = _val(g("model.attn_implementation"))
+    if not isinstance(attn, str):
+        attn = "flash_attention_2" if fw in ("unsloth",) else "sdpa"
+        if fw in ("transformers", "trl", "torch", "axolotl", "llama-factory"):
+            notes.append("attn_implementation not given: assumed sdpa (transformers' default since 4.36)")
+    attn = {"flash_attention": "flash_attention_2", "flash-attn": "flash_attention_2",
+            "fa2": "flash_attention_2", "flash_attn": "flash_attention_2"}.get(attn, attn)
+    kbit = setup.has_call("prepare_model_for_kbit_training")
+    liger = bool(_val(g("training.use_liger_kernel")))
+    inputs = EstimateInputs(
+        method=method, batch_size=int(bs), seq_len=int(sl), gradient_checkpointing=bool(gc),
+        quant=q, double_quant=double, quant_compute_dtype=qcompute, weight_dtype=weight,
+        compute_dtype=compute, lora_r=int(r or 8), lora_dropout=float(dropout or 0.0),
+        target_modules=target_value, modules_to_save=tuple(mts), use_dora=dora, optim=optim,
+        attn_implementation=attn, kbit_upcast=kbit, liger=liger, master_fp32=master,
+        framework=fw, checkpoint_offload=offload,
+    )
+    if kbit and q:
+        notes.append("prepare_model_for_kbit_training() up-casts the non-quantized weights "
+                     "(embeddings, norms, lm_head) to float32")
+    return inputs, notes
+
+
+def estimate_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None, *,
+                   gpu_memory_bytes: int | None = None) -> MemoryEstimate:
+    """Estimate the peak memory of ``setup`` on ``arch`` (and compare with ``gpu`` if given).
+
+    Args:
+        gpu: a :class:`lintlora.estimate.gpus.Gpu` or ``None``.
+        gpu_memory_bytes: overrides the GPU's memory (``--gpu-memory``).
+    """
+    inputs, notes = inputs_from_setup(setup, arch)
+    mem = gpu_memory_bytes or (gpu.memory_bytes if gpu is not None else None)
+    return estimate_memory(inputs, arch, get_profile(inputs.framework), assumptions=notes,
+                           gpu=getattr(gpu, "name", None), gpu_memory_bytes=mem)
