@@ -73,7 +73,8 @@ class FileResult:
     Attributes:
         path: the file as discovered.
         kind: ``python``/``notebook``/``yaml``/``json``, or ``None`` when not read.
-        linted: the file was read and parsed (it counts in the run's ``files``).
+        linted: the file was read and checked, a syntax error included (it counts in the run's
+            ``files``); ``False`` for unreadable files and for skipped ones.
         findings: after suppression and selection, sorted.
         errors: ``LL998``/``LL999`` diagnostics for this file.
         notices: informational diagnostics (a named YAML file that is no training config).
@@ -99,7 +100,7 @@ class RunResult:
     """The result of :func:`lint_paths`.
 
     Attributes:
-        files: the paths linted (read and parsed), sorted.
+        files: the paths linted (read and checked; a file with a syntax error counts), sorted.
         findings: every finding, sorted by :meth:`Finding.sort_key`.
         errors: ``LL998`` (input) and ``LL999`` (internal) diagnostics, sorted by path.
         notices: informational diagnostics (not counted in the exit status).
@@ -360,6 +361,7 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
     try:
         text = read_source(path, source.kind, settings.max_file_bytes)
     except ExtractError as exc:
+        result.linted = True
         return _finish(result, [(_syntax_finding(path, exc), None)], "", settings, (), set())
     except FileNotFoundError:
         result.errors.append(FileError(path, "file not found (deleted after it was listed?)",
@@ -379,6 +381,7 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
     try:
         setups = _extract(path, source.kind, text, source.explicit)
     except ExtractError as exc:
+        result.linted = True
         return _finish(result, [(_syntax_finding(path, exc), None)], text, settings, (), set())
     except NotATrainingConfig as exc:
         if source.explicit:

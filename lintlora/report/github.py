@@ -1,0 +1,84 @@
+"""``--format github``: GitHub Actions workflow commands that annotate the pull request.
+
+One line per finding, e.g.::
+
+    ::warning file=train.py,line=12,col=5,endLine=12,endColumn=40,title=LL001 gradient-checkpointing-off::message%0Apeak ≈ ...
+
+Severity maps to ``error``/``warning``/``notice``. Escaping follows the runner's rules
+(actions/toolkit ``packages/core/src/command.ts``, ``escapeData`` and ``escapeProperty``):
+``%``, ``\\r`` and ``\\n`` in the message; additionally ``:`` and ``,`` in property values.
+Notebook findings point at the ``.ipynb`` file line holding the cell's source line.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TextIO
+
+from lintlora.findings import Finding, Severity
+from lintlora.report import counts, memory_line, plural
+from lintlora.report.locations import display_path, file_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.engine import RunResult
+
+__all__ = ["render", "escape_data", "escape_property", "annotation"]
+
+_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def escape_data(text: str) -> str:
+    """Escape a workflow command's message."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a workflow command's property value."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _command(kind: str, properties: list[tuple[str, object]], message: str) -> str:
+    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties
+                     if value is not None)
+    return f"::{kind} {props}::{escape_data(message)}" if props else f"::{kind}::{escape_data(message)}"
+
+
+def annotation(finding: Finding, cell_lines: dict | None = None) -> str:
+    """The workflow command for one finding."""
+    span = finding.span
+    props: list[tuple[str, object]] = [("file", display_path(span.path))]
+    message = finding.message
+    if span.cell is not None:
+        start = file_line(cell_lines, span.cell, span.line)
+        props += [("line", start), ("endLine", max(start, file_line(cell_lines, span.cell,
+                                                                      span.last_line)))]
+        message = f"cell {span.cell}, line {span.line}: {message}"
+    else:
+        end_line = span.end_line if span.end_line is not None else span.line
+        props += [("line", span.line), ("col", span.column), ("endLine", end_line)]
+        if span.end_column is not None and (end_line > span.line or span.end_column > span.column):
+            props.append(("endColumn", span.end_column))
+    props.append(("title", f"{finding.code} {finding.name}"))
+    memory = memory_line(finding.estimate)
+    if memory:
+        message += "\n" + memory
+    if finding.fix:
+        message += "\nFix: " + finding.fix
+    return _command(_COMMAND[finding.severity], props, message)
+
+
+def render(result: "RunResult", out: TextIO, **_: object) -> None:
+    """Write one workflow command per finding and error, then a plain summary line."""
+    for finding in result.findings:
+        out.write(annotation(finding, result.cell_lines.get(finding.span.path)) + "\n")
+    for error in result.errors:
+        props: list[tuple[str, object]] = []
+        if error.path:
+            props.append(("file", display_path(error.path)))
+        if error.line:
+            props.append(("line", error.line))
+        props.append(("title", f"{error.code} {'internal-error' if error.code == 'LL999' else 'input-error'}"))
+        out.write(_command("error", props, error.message) + "\n")
+    tally = counts(result.findings)
+    out.write(f"lintlora: {plural(len(result.findings), 'finding')} "
+              f"({tally['error']} error, {tally['warning']} warning, {tally['info']} info) in "
+              f"{plural(len(result.files), 'file')}; {plural(len(result.errors), 'error')}\n")

@@ -1,0 +1,77 @@
+"""``--format json``: one JSON object, documented in the README ("JSON output").
+
+Shape::
+
+    {"version": "<lintlora version>",
+     "files": ["relative/path.py", ...],
+     "findings": [{"code", "name", "severity", "path", "line", "column", "end_line",
+                   "end_column", "message", "fix",
+                   "estimate": {"peak_bytes", "peak_after_fix_bytes", "gpu",
+                                "gpu_memory_bytes", "breakdown", "model", "note"} | null,
+                   "cell": <1-based code cell>  (notebooks only; lines are then within the cell)
+                  }, ...],
+     "errors": [{"code", "path", "line", "column", "message"}, ...]}
+
+``peak_bytes`` is the device counter (what must fit on the card, what nvidia-smi shows); all
+sizes are bytes. ``end_line``/``end_column`` fall back to the start when unknown. Keys are in a
+fixed order and findings sorted, so the same input gives byte-identical output.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, TextIO
+
+from lintlora import __version__
+from lintlora.findings import FileError, Finding
+from lintlora.report.locations import display_path
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.engine import RunResult
+
+__all__ = ["render", "finding_to_json", "error_to_json", "to_json"]
+
+
+def finding_to_json(finding: Finding) -> dict[str, Any]:
+    """One finding as the README documents it."""
+    span = finding.span
+    item: dict[str, Any] = {
+        "code": finding.code,
+        "name": finding.name,
+        "severity": finding.severity.value,
+        "path": display_path(span.path),
+        "line": span.line,
+        "column": span.column,
+        "end_line": span.end_line if span.end_line is not None else span.line,
+        "end_column": span.end_column if span.end_column is not None else span.column,
+        "message": finding.message,
+        "fix": finding.fix,
+        "estimate": finding.estimate.to_json() if finding.estimate is not None else None,
+    }
+    if span.cell is not None:
+        item["cell"] = span.cell
+    return item
+
+
+def error_to_json(error: FileError) -> dict[str, Any]:
+    """One ``errors`` entry (``LL998`` input problem, ``LL999`` internal error)."""
+    item = error.to_json()
+    if error.path:
+        item["path"] = display_path(error.path)
+    return item
+
+
+def to_json(result: "RunResult") -> dict[str, Any]:
+    """The whole document as a dict."""
+    return {
+        "version": __version__,
+        "files": [display_path(p) for p in result.files],
+        "findings": [finding_to_json(f) for f in result.findings],
+        "errors": [error_to_json(e) for e in result.errors],
+    }
+
+
+def render(result: "RunResult", out: TextIO, **_: object) -> None:
+    """Write the JSON document and a newline."""
+    json.dump(to_json(result), out, indent=2)
+    out.write("\n")

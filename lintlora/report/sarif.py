@@ -1,0 +1,180 @@
+"""``--format sarif``: SARIF 2.1.0 for GitHub code scanning and SARIF viewers.
+
+Follows the OASIS SARIF 2.1.0 standard (schema:
+https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json,
+copied to ``tests/sarif-schema-2.1.0.json`` and validated in the tests):
+
+- ``tool.driver.rules``: every loaded rule with ``id``, ``name``, ``shortDescription`` (the
+  summary), ``fullDescription`` (the rule's docstring), ``helpUri`` (the rule's page) and
+  ``defaultConfiguration.level``;
+- one ``result`` per finding: ``ruleId``/``ruleIndex``, ``level`` (error, warning, note),
+  the message with the memory line and fix, a physical location relative to ``%SRCROOT%``
+  (the working directory), and the memory estimate in ``properties.estimate``;
+- notebook findings point at the ``.ipynb`` file line holding the cell's source line (so a
+  viewer of the file lands on the code) and carry ``properties.cell``/``properties.cellLine``;
+- files that could not be linted are ``toolExecutionNotifications``; an internal error makes
+  ``executionSuccessful`` false.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.parse
+from typing import TYPE_CHECKING, Any, TextIO
+
+from lintlora import __version__
+from lintlora.findings import FileError, Finding, Severity
+from lintlora.report import memory_line, rule_metadata
+from lintlora.report.locations import display_path, file_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.engine import RunResult
+
+__all__ = ["render", "to_sarif", "SARIF_SCHEMA_URI", "INFORMATION_URI"]
+
+SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/lintlora/lintlora"
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _uri(path: str) -> str:
+    return urllib.parse.quote(display_path(path), safe="/")
+
+
+def _rules(result: "RunResult") -> list[dict[str, Any]]:
+    metas = {}
+    for rule in result.rules:
+        meta = rule_metadata(rule)
+        if meta["code"]:
+            metas.setdefault(meta["code"], meta)
+    # codes seen in findings but not registered (a plugin emitting another code, the engine's
+    # own LL000/LL900 when the registry lacks them) still get a descriptor
+    for finding in result.findings:
+        if finding.code not in metas:
+            metas[finding.code] = {"code": finding.code, "name": finding.name,
+                                   "severity": finding.severity.value, "summary": finding.name,
+                                   "description": finding.name, "help_uri": None}
+    descriptors = []
+    for code in sorted(metas):
+        meta = metas[code]
+        descriptor: dict[str, Any] = {
+            "id": code,
+            "shortDescription": {"text": meta["summary"] or meta["name"] or code},
+            "fullDescription": {"text": meta["description"] or meta["summary"] or code},
+            "defaultConfiguration": {"level": _LEVEL.get(Severity(meta["severity"]), "warning")
+                                     if meta["severity"] in ("error", "warning", "info")
+                                     else "warning"},
+        }
+        if meta["name"]:
+            descriptor["name"] = meta["name"]
+        if meta["help_uri"]:
+            descriptor["helpUri"] = meta["help_uri"]
+            descriptor["help"] = {"text": f"See {meta['help_uri']}",
+                                  "markdown": f"[{code} {meta['name']}]({meta['help_uri']})"}
+        descriptors.append(descriptor)
+    return descriptors
+
+
+def _message(finding: Finding) -> str:
+    parts = []
+    if finding.span.cell is not None:
+        parts.append(f"cell {finding.span.cell}, line {finding.span.line}: {finding.message}")
+    else:
+        parts.append(finding.message)
+    memory = memory_line(finding.estimate)
+    if memory:
+        parts.append(memory)
+    if finding.fix:
+        parts.append(f"Fix: {finding.fix}")
+    return "\n".join(parts)
+
+
+def _region(finding: Finding, cell_lines: dict | None) -> dict[str, Any]:
+    span = finding.span
+    if span.cell is not None:
+        start = file_line(cell_lines, span.cell, span.line)
+        end = file_line(cell_lines, span.cell, span.last_line)
+        return {"startLine": start, "endLine": max(start, end)}
+    region = {"startLine": max(span.line, 1), "startColumn": max(span.column, 1)}
+    end_line = span.end_line if span.end_line is not None else span.line
+    region["endLine"] = max(end_line, region["startLine"])
+    if span.end_column is not None and span.end_column >= 1:
+        if region["endLine"] > region["startLine"] or span.end_column > region["startColumn"]:
+            region["endColumn"] = span.end_column
+    return region
+
+
+def _result(finding: Finding, index: dict[str, int], cell_lines: dict | None) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "ruleId": finding.code,
+        "level": _LEVEL[finding.severity],
+        "message": {"text": _message(finding)},
+        "locations": [{
+            "physicalLocation": {
+                "artifactLocation": {"uri": _uri(finding.span.path), "uriBaseId": "%SRCROOT%"},
+                "region": _region(finding, cell_lines),
+            },
+        }],
+    }
+    if finding.code in index:
+        item["ruleIndex"] = index[finding.code]
+    properties: dict[str, Any] = {"name": finding.name, "severity": finding.severity.value}
+    if finding.estimate is not None:
+        properties["estimate"] = finding.estimate.to_json()
+    if finding.fix:
+        properties["fix"] = finding.fix
+    if finding.rests_on:
+        properties["restsOn"] = list(finding.rests_on)
+    if finding.span.cell is not None:
+        properties["cell"] = finding.span.cell
+        properties["cellLine"] = finding.span.line
+    item["properties"] = properties
+    return item
+
+
+def _notification(error: FileError) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "level": "error",
+        "message": {"text": f"{error.code}: {error.message}"},
+        "descriptor": {"id": error.code},
+    }
+    if error.path:
+        location: dict[str, Any] = {"artifactLocation": {"uri": _uri(error.path),
+                                                          "uriBaseId": "%SRCROOT%"}}
+        if error.line:
+            location["region"] = {"startLine": error.line}
+        item["locations"] = [{"physicalLocation": location}]
+    return item
+
+
+def to_sarif(result: "RunResult") -> dict[str, Any]:
+    """The SARIF log as a dict."""
+    rules = _rules(result)
+    index = {rule["id"]: i for i, rule in enumerate(rules)}
+    root = os.getcwd().replace(os.sep, "/")
+    root_uri = "file://" + urllib.parse.quote(root if root.startswith("/") else "/" + root) + "/"
+    run: dict[str, Any] = {
+        "tool": {"driver": {
+            "name": "lintlora",
+            "version": __version__,
+            "semanticVersion": __version__,
+            "informationUri": INFORMATION_URI,
+            "rules": rules,
+        }},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": root_uri}},
+        "results": [_result(f, index, result.cell_lines.get(f.span.path))
+                    for f in result.findings],
+        "invocations": [{
+            "executionSuccessful": not result.internal_error,
+            "toolExecutionNotifications": [_notification(e) for e in result.errors],
+        }],
+        "columnKind": "unicodeCodePoints",
+    }
+    return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(result: "RunResult", out: TextIO, **_: object) -> None:
+    """Write the SARIF log and a newline."""
+    json.dump(to_sarif(result), out, indent=2)
+    out.write("\n")
