@@ -329,6 +329,15 @@ def _weights(arch: Architecture, inputs: EstimateInputs, profile: Profile,
     total = arch.total_params
     q = inputs.quant
     if not q:
+        cb = DTYPE_BYTES.get(inputs.compute_dtype, 2)
+        if wb == 4 and cb == 2:
+            # fp32 weights under 16-bit autocast: each linear's weight is cast per use and the
+            # 16-bit copy is saved for the input gradient (torch autocast casts fp32 weights of
+            # matmuls, aten/src/ATen/autocast_mode.cpp; litgpt bf16-mixed StableLM-3B LoRA
+            # 26.92 GB vs 9.69 GB bf16-true, notes §3): + 2 B per linear weight.
+            copies = arch.block_linear_params + arch.lm_head_params
+            return (total * wb + copies * cb,
+                    f"{total:,} params × 4 B (float32) + {copies:,} × {cb} B autocast copies kept for backward")
         return total * wb, f"{total:,} params × {wb} B ({inputs.weight_dtype})"
     per = {"nf4": NF4_DQ_BYTES if inputs.double_quant else NF4_BYTES,
            "fp4": NF4_DQ_BYTES if inputs.double_quant else NF4_BYTES,
@@ -382,10 +391,16 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         assert trainable is not None
         n_train = trainable.trainable
         pb = 4 if inputs.master_fp32 else profile.adapter_bytes
-        adapter_w = trainable.lora_params * pb + trainable.full_params * pb
-        grads = n_train * pb
+        # modules_to_save are deep copies of the original module (peft ModulesToSaveWrapper):
+        # they keep the weight dtype, unlike LoRA adapters that peft up-casts to fp32.
+        sb = 4 if inputs.master_fp32 else DTYPE_BYTES.get(inputs.weight_dtype, 2)
+        adapter_w = trainable.lora_params * pb + trainable.full_params * sb
+        grads = adapter_w
     ob, odesc = optimizer_bytes_per_param(inputs.optim, pb, profile.optimizer_state_follows_param)
     opt = n_train * ob
+    if not full and trainable is not None and trainable.full_params:
+        sob, _ = optimizer_bytes_per_param(inputs.optim, sb, profile.optimizer_state_follows_param)
+        opt = trainable.lora_params * ob + trainable.full_params * sob
 
     act = activation_breakdown(arch, inputs, profile, trainable)
     t = inputs.tokens

@@ -1,0 +1,329 @@
+"""Score the memory estimator against published measured peaks.
+
+Reads ``tests/data/measured_peaks.csv`` (a copy of the shared truth table; sources per row),
+turns every usable row into estimator inputs for that row's framework, estimates the counter
+the row reports (allocated / reserved / device), and prints per-row error and the median and
+90th-percentile absolute percentage error per source. Bound rows (fits / OOM / max context) are
+scored right or wrong against the card's capacity.
+
+Rows left out, with the reason printed: LLaMA-Factory rules of thumb (not measurements),
+multi-GPU FSDP/offload rows, encoder-decoder models (T0, mt0), rows without batch/sequence,
+load-phase-only rows, CPU activation offloading.
+
+Calibration honesty: the profiles' constants are cited or measured (bench/saved_tensors.py),
+except ``activation_factor`` which this script can fit per profile. ``--fit SOURCE`` fits it
+on one source's rows and reports every source with that value, so the other sources are
+held-out; the default run uses the committed profiles as they are.
+
+Usage: ``python bench/accuracy.py [--rows] [--fit SOURCE] [--csv PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import statistics
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from lintlora.estimate.architecture import UnknownModelError, resolve_architecture  # noqa: E402
+from lintlora.estimate.memory import EstimateInputs, estimate_memory  # noqa: E402
+from lintlora.estimate.profiles import get_profile  # noqa: E402
+
+CSV = ROOT / "tests" / "data" / "measured_peaks.csv"
+GB = 1e9
+GIB = 2**30
+
+_MODEL_IDS = {"7B LLaMA-family": "meta-llama/Llama-2-7b-hf"}
+
+
+@dataclass
+class Scored:
+    row_id: str
+    source: str
+    model: str
+    kind: str  # "measure" or "bound"
+    counter: str
+    measured: float | None  # bytes
+    estimated: float  # bytes
+    error_pct: float | None
+    right: bool | None
+    note: str = ""
+
+
+def _int(x: str) -> int | None:
+    m = re.match(r"\s*(\d+)", x or "")
+    return int(m.group(1)) if m else None
+
+
+def _framework(row: dict) -> str:
+    fw = row["framework"].lower()
+    if "lit" in fw:
+        return "litgpt"
+    if "torchtune" in fw:
+        return "torchtune"
+    if "unsloth (" in fw or fw.startswith("unsloth"):
+        return "unsloth"
+    return "transformers"
+
+
+def _targets(row: dict, arch) -> tuple[str, ...] | str:
+    t = row["target_modules"].lower()
+    attn = arch.attention_modules
+    if "all linear" in t or "q,k,v,o,gate,up,down" in t or ("mlp" in t and "q,k,v" in t):
+        return "all-linear"
+    if "output_proj + mlp" in t or "output_proj + ml" in t:
+        if "q_proj,v_proj,output_proj" in t.replace(" ", ""):
+            names = [n for n in ("q_proj", "v_proj", "o_proj") if n in attn] + list(arch.mlp_modules)
+            return tuple(names)
+        return "all-linear"
+    if "q,v" in t or "q_proj,v_proj" in t:
+        if any(n in attn for n in ("q_proj",)):
+            return ("q_proj", "v_proj")
+        return (attn[0],)  # fused qkv: litgpt lora_query + lora_value share one LoRAQKVLinear
+    if "peft defaults" in t:
+        return None  # type: ignore[return-value]
+    return "all-linear" if not t else tuple(x.strip() for x in t.split(","))
+
+
+def _quant(row: dict) -> tuple[str | None, bool]:
+    q = row["quant"].lower()
+    if q in ("none", "", "16-bit"):
+        return None, False
+    if "gptq" in q:
+        return "gptq4", False
+    if "torchao" in q:
+        return "torchao-nf4", True
+    if "int8" in q or "8-bit" in q:
+        return "int8", False
+    if "fp4" in q:
+        return "fp4", False
+    return "nf4", "dq" in q
+
+
+def _counter(row: dict) -> str:
+    c = row["counter"].lower()
+    if "allocated" in c or "tracemalloc" in c:
+        return "allocated"
+    if "reserved" in c:
+        return "reserved"
+    if "active" in c:
+        return "allocated"
+    return "device"  # unstated, nvidia-smi, per-GPU peak, torchtune "peak memory"
+
+
+def _unit(row: dict) -> float:
+    u = row["peak_unit"].lower()
+    return GIB if "gib" in u else GB
+
+
+def row_inputs(row: dict, arch) -> tuple[EstimateInputs, str]:
+    """The estimator inputs a truth row describes (framework, method, quant, batch, ...)."""
+    fw = _framework(row)
+    q, dq = _quant(row)
+    method = row["method"].lower()
+    full = method.startswith("full")
+    mts: tuple[str, ...] = ()
+    if "modules_to_save" in method:
+        mts = (arch.embedding_name.rsplit(".", 1)[-1], arch.lm_head_name.rsplit(".", 1)[-1])
+    prec = row["precision"].lower()
+    compute = "float16" if "fp16" in prec else ("float32" if "32-true" in prec else "bfloat16")
+    weight = "float32" if ("32-true" in prec or "bf16-mixed" in prec) else compute
+    master = "bf16-mixed" in prec
+    gc_text = row["grad_ckpt"].lower()
+    gc = gc_text.startswith("on") or "unsloth" in gc_text or "default on" in gc_text or fw == "unsloth"
+    offload = "unsloth" in gc_text or (fw == "unsloth")
+    optim = row["optimizer"].lower()
+    if "paged" in optim and "8" not in optim:
+        optim_name = "paged_adamw_32bit"
+    elif "8bit" in optim or "8-bit" in optim:
+        optim_name = "adamw_8bit"
+    else:
+        optim_name = "adamw_torch"
+    loss_t = row["loss_impl"].lower()
+    loss = None
+    if "chunk" in loss_t:
+        loss = "chunked"
+    elif "linearcrossentropy" in loss_t or "cce" in row["framework"].lower():
+        loss = "fused"
+    elif "own ce" in loss_t:
+        loss = "bf16-own"
+    elif fw == "transformers" and ("2023" in row["framework"] or "eager (2023" in row["attention"].lower()):
+        loss = "hf-legacy"
+    elif "ce full" in loss_t:
+        loss = "hf"  # torchtune 2025 full CE up-casts to fp32
+    attn = row["attention"].lower()
+    attn_impl = "eager" if attn.startswith("eager") else (
+        "flash_attention_2" if ("flash-attention 2" in attn or attn.startswith("fa2")) else "sdpa")
+    r = _int(row["lora_rank"]) or 8
+    drop = float(row["lora_dropout"] or 0.0) if not full else 0.0
+    if fw == "transformers" and row["lora_dropout"] == "":
+        drop = 0.05
+    targets = None if full else _targets(row, arch)
+    bs = _int(row["micro_batch"]) or 1
+    seq = _int(row["seq_len"]) or 512
+    kbit = fw == "transformers" and q in ("nf4", "fp4", "int8")
+    if fw == "transformers" and q == "gptq4":
+        kbit = False
+    inputs = EstimateInputs(
+        method="full" if full else ("qlora" if q else "lora"), batch_size=bs, seq_len=seq,
+        gradient_checkpointing=gc, quant=q, double_quant=dq, weight_dtype=weight,
+        compute_dtype=compute, lora_r=r, lora_dropout=drop, target_modules=targets,
+        modules_to_save=mts, optim=optim_name, attn_implementation=attn_impl,
+        kbit_upcast=kbit, loss_impl=loss, master_fp32=master, framework=fw,
+        checkpoint_offload=offload and fw == "unsloth")
+    return inputs, _counter(row)
+
+
+def _skip(row: dict) -> str | None:
+    k = row["kind"].lower()
+    if k.startswith("estimate"):
+        return "rule of thumb, not a measurement"
+    if (_int(row["num_gpus"]) or 1) > 1 and not k.startswith("bound_oom"):
+        return "multi-GPU (FSDP/ZeRO sharding not modelled)"
+    if "fsdp" in row["grad_ckpt"].lower():
+        return "multi-GPU FSDP"
+    if row["model"].startswith(("bigscience/T0", "bigscience/mt0")):
+        return "encoder-decoder model"
+    if "after model" in k and "training" not in k:
+        return "load phase, not a training peak"
+    if "offload" in row["grad_ckpt"].lower() and "unsloth" not in row["grad_ckpt"].lower():
+        return "CPU activation offloading (torchtune) not modelled"
+    if not row["seq_len"] and not k.startswith("bound_oom at any"):
+        return "no sequence length"
+    if row["model"].startswith("bigscience/bloomz") or row["model"].startswith("bigscience/T0"):
+        return "batch/sequence not stated"
+    return None
+
+
+def _capacity(row: dict) -> float | None:
+    m = re.search(r"(\d+)\s*GB", row["gpu"])
+    if m:
+        return int(m.group(1)) * GIB
+    if row["peak_gb"]:
+        return float(row["peak_gb"]) * GIB
+    m = re.search(r"~(\d+)", row["kind"])
+    return int(m.group(1)) * GIB if m else None
+
+
+def score(rows: list[dict], factors: dict[str, float] | None = None) -> tuple[list[Scored], list[tuple[str, str]]]:
+    """Estimate every usable row. ``factors``: activation_factor per framework (fitting)."""
+    out: list[Scored] = []
+    skipped: list[tuple[str, str]] = []
+    for row in rows:
+        why = _skip(row)
+        if why:
+            skipped.append((row["row_id"], why))
+            continue
+        name = _MODEL_IDS.get(row["model"], row["model"])
+        try:
+            arch = resolve_architecture(name)
+        except UnknownModelError:
+            skipped.append((row["row_id"], f"model {row['model']} not in catalog"))
+            continue
+        inputs, counter = row_inputs(row, arch)
+        prof = get_profile(inputs.framework)
+        if factors and inputs.framework in factors:
+            prof = replace(prof, activation_factor=factors[inputs.framework])
+        est = estimate_memory(inputs, arch, prof)
+        value = {"allocated": est.allocated_bytes, "reserved": est.reserved_bytes,
+                 "device": est.device_bytes}[counter]
+        kind = row["kind"].lower()
+        low = row["reliability"].lower().startswith(("low (", "low as"))
+        if low and (kind.startswith("measurement") or kind.startswith("claim")):
+            measured = float(row["peak_gb"]) * _unit(row)
+            err = 100.0 * (value - measured) / measured
+            out.append(Scored(row["row_id"], row["source"], row["model"], "low", counter, measured, value, err, None,
+                              row["reliability"]))
+        elif kind.startswith("measurement") or kind.startswith("claim"):
+            measured = float(row["peak_gb"]) * _unit(row)
+            err = 100.0 * (value - measured) / measured
+            out.append(Scored(row["row_id"], row["source"], row["model"], "measure", counter, measured, value, err, None))
+        elif kind.startswith("bound"):
+            cap = _capacity(row)
+            if cap is None:
+                skipped.append((row["row_id"], "bound without capacity"))
+                continue
+            dev = est.device_bytes
+            if kind.startswith("bound_oom"):
+                right = dev > cap * 0.95
+            elif kind.startswith("bound_fit"):
+                right = dev <= cap
+            else:  # max context: the peak at that length is about the capacity
+                right = 0.75 * cap <= dev <= 1.25 * cap
+            out.append(Scored(row["row_id"], row["source"], row["model"], "bound", "device", cap, dev, None, right,
+                              kind.split("(")[0].strip()))
+    return out, skipped
+
+
+def summary(scored: list[Scored]) -> list[tuple[str, int, float, float, int, int]]:
+    """Per source: (source, n measured, median |err|%, p90 |err|%, bounds right, bounds total)."""
+    res = []
+    for src in sorted({s.source for s in scored}):
+        errs = sorted(abs(s.error_pct) for s in scored if s.source == src and s.kind == "measure")
+        b = [s for s in scored if s.source == src and s.kind == "bound"]
+        med = statistics.median(errs) if errs else float("nan")
+        p90 = errs[min(len(errs) - 1, int(round(0.9 * (len(errs) - 1))))] if errs else float("nan")
+        res.append((src, len(errs), med, p90, sum(1 for x in b if x.right), len(b)))
+    errs = sorted(abs(s.error_pct) for s in scored if s.kind == "measure")
+    b = [s for s in scored if s.kind == "bound"]
+    res.append(("ALL", len(errs), statistics.median(errs) if errs else float("nan"),
+                errs[min(len(errs) - 1, int(round(0.9 * (len(errs) - 1))))] if errs else float("nan"),
+                sum(1 for x in b if x.right), len(b)))
+    return res
+
+
+def fit_factor(rows: list[dict], source: str, framework: str) -> float:
+    """The activation_factor minimising the median |error| on ``source`` rows (grid 0.8-1.6)."""
+    best, best_err = 1.0, float("inf")
+    for i in range(0, 81):
+        f = 0.8 + i * 0.01
+        sc, _ = score([r for r in rows if r["source"] == source], {framework: f})
+        errs = [abs(s.error_pct) for s in sc if s.kind == "measure"]
+        if errs and statistics.median(errs) < best_err:
+            best, best_err = f, statistics.median(errs)
+    return round(best, 2)
+
+
+def load(path: Path = CSV) -> list[dict]:
+    """The truth rows."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="score the estimator against measured peaks")
+    ap.add_argument("--csv", type=Path, default=CSV)
+    ap.add_argument("--rows", action="store_true", help="print every row")
+    ap.add_argument("--fit", metavar="SOURCE", help="fit activation_factor on one source (e.g. Lightning-AI/litgpt)")
+    args = ap.parse_args()
+    rows = load(args.csv)
+    factors = None
+    if args.fit:
+        fw = {"Lightning-AI/litgpt": "litgpt", "pytorch/torchtune": "torchtune"}.get(args.fit, "transformers")
+        f = fit_factor(rows, args.fit, fw)
+        factors = {k: f for k in ("litgpt", "torchtune", "transformers", "unsloth")}
+        print(f"activation_factor fitted on {args.fit}: {f} (applied to every profile; other sources are held out)")
+    scored, skipped = score(rows, factors)
+    if args.rows:
+        print(f"{'row':>4} {'source':28} {'model':40} {'ctr':9} {'measured':>9} {'estimate':>9} {'err%':>7}")
+        for s in scored:
+            if s.kind in ("measure", "low"):
+                print(f"{s.row_id:>4} {s.source[:28]:28} {s.model[:40]:40} {s.counter:9} {s.measured / GB:9.2f} "
+                      f"{s.estimated / GB:9.2f} {s.error_pct:7.1f}" + ("  (low reliability: not in the summary)" if s.kind == "low" else ""))
+            else:
+                print(f"{s.row_id:>4} {s.source[:28]:28} {s.model[:40]:40} {s.note[:9]:9} {s.measured / GIB:8.0f}G "
+                      f"{s.estimated / GIB:8.2f}G {'right' if s.right else 'WRONG':>7}")
+        print(f"skipped {len(skipped)} rows: " + "; ".join(f"{r} ({w})" for r, w in skipped))
+    print(f"{'source':40} {'n':>3} {'median|err|%':>12} {'p90|err|%':>10} {'bounds right':>13}")
+    for src, n, med, p90, br, bt in summary(scored):
+        print(f"{src[:40]:40} {n:3d} {med:12.1f} {p90:10.1f} {f'{br}/{bt}':>13}")
+
+
+if __name__ == "__main__":
+    main()
