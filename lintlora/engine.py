@@ -23,7 +23,6 @@ from __future__ import annotations
 import codecs
 import io
 import os
-import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
@@ -293,6 +292,7 @@ def _where(exc: BaseException) -> str:
     """``file.py:123`` of the innermost frame outside the standard library (``lintlora/x.py``
     for lintlora's own modules), or ``""``."""
     import sysconfig
+    import traceback
 
     paths = sysconfig.get_paths()
     stdlib = os.path.normcase(paths["stdlib"])
@@ -325,6 +325,8 @@ def _internal(path: str, stage: str, exc: BaseException) -> FileError:
 
 
 def _stage_of_rule(rule: "Rule", exc: BaseException) -> str:
+    import traceback
+
     label = f"rule {rule.code} {rule.name}".strip()
     frames = traceback.extract_tb(exc.__traceback__)
     if frames and "/lintlora/estimate/" in frames[-1].filename.replace(os.sep, "/"):

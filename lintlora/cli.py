@@ -1,0 +1,40 @@
+"""The ``lintlora`` command (console script ``lintlora = lintlora.cli:main``).
+
+This module stays tiny so that ``lintlora --version`` answers without importing click, rich,
+libcst, yaml or the rules; everything else goes to the click application in
+:mod:`lintlora.cli_app` (``lintlora.cli.app`` is that click group, for ``CliRunner`` tests).
+
+Exit status: 0 nothing at or above ``--fail-on``; 1 findings (or a file that could not be
+read); 2 a usage or configuration error, or an internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+__all__ = ["main", "app"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns (or exits with) the exit status.
+
+    ``argv`` defaults to ``sys.argv[1:]``.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["-V"]):
+        from lintlora import __version__
+
+        sys.stdout.write(f"lintlora {__version__}\n")
+        return 0
+    from lintlora.cli_app import app
+
+    return app.main(args=args, prog_name="lintlora")
+
+
+def __getattr__(name: str):
+    if name == "app":
+        from lintlora.cli_app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,425 @@
+"""The click application behind the ``lintlora`` command (see :mod:`lintlora.cli`).
+
+``lintlora [OPTIONS] PATH...`` lints (it is the ``check`` command: a first argument that is not
+a command name is taken as the start of a lint), and the commands are ``lintlora rules``,
+``lintlora explain CODE`` and ``lintlora estimate ...`` (registered from
+:mod:`lintlora.estimate.command` when that module is present). Heavy modules (rich, libcst,
+yaml, the rules) are imported inside the commands, when they run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Any
+
+import click
+
+from lintlora import __version__
+from lintlora.findings import Severity
+
+__all__ = ["app", "parse_count"]
+
+_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+# ---- value parsing ---------------------------------------------------------------------------
+
+_COUNT = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*([kKmMbBgGtT]?)\s*")
+_COUNT_UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+
+
+def parse_count(text: str) -> float:
+    """``"7B"`` -> 7e9, ``"1.5b"``, ``"500M"``, ``"7e9"``, ``"20k"`` (decimal units).
+
+    Raises:
+        ValueError: not a positive count.
+    """
+    m = _COUNT.fullmatch(text)
+    if not m:
+        raise ValueError(f"not a count: {text!r} (examples: 7B, 500M, 7e9)")
+    value = float(m.group(1)) * _COUNT_UNITS[m.group(2).lower()]
+    if value <= 0:
+        raise ValueError(f"must be positive: {text!r}")
+    return value
+
+
+def _codes(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    from lintlora.config import parse_codes
+
+    return parse_codes(list(values), "codes")
+
+
+def _known_codes() -> list[str]:
+    from lintlora.engine import SYNTAX_ERROR_CODE, available_rules
+
+    codes = {getattr(r, "code", "") for r in available_rules()}
+    codes.add(SYNTAX_ERROR_CODE)
+    return sorted(c for c in codes if c)
+
+
+# ---- the group -------------------------------------------------------------------------------
+
+class _LintloraGroup(click.Group):
+    """A group whose default command is ``check``: ``lintlora train.py`` = ``lintlora check
+    train.py``, while ``lintlora rules`` runs the ``rules`` command."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in ("-h", "--help", "--version")
+                        and self.get_command(ctx, args[0]) is None):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name == "estimate":
+            return _estimate_command()
+        return command
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = set(super().list_commands(ctx))
+        if _estimate_available():
+            names.add("estimate")
+        return sorted(names)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        check = super().get_command(ctx, "check")
+        formatter.write_usage("lintlora", "[OPTIONS] PATH...")
+        formatter.write_usage("lintlora", "COMMAND [ARGS]...", prefix="   or: ")
+        if check is not None:
+            sub = click.Context(check, info_name="lintlora", parent=None, **_CONTEXT)
+            check.format_help_text(sub, formatter)
+            check.format_options(sub, formatter)
+        self.format_commands(ctx, formatter)
+
+
+def _estimate_available() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("lintlora.estimate.command") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _estimate_command() -> click.Command | None:
+    """``lintlora.estimate.command.estimate_cmd`` if that module exists (task A's)."""
+    import importlib
+
+    try:
+        module = importlib.import_module("lintlora.estimate.command")
+    except ModuleNotFoundError as exc:
+        if exc.name in ("lintlora.estimate", "lintlora.estimate.command"):
+            return None
+        raise
+    command = getattr(module, "estimate_cmd", None)
+    return command if isinstance(command, click.Command) else None
+
+
+@click.group(cls=_LintloraGroup, context_settings=_CONTEXT)
+@click.version_option(__version__, "--version", "-V", prog_name="lintlora",
+                      message="%(prog)s %(version)s")
+def app() -> None:
+    """Lint LoRA/QLoRA training scripts and configs, with estimated peak GPU memory."""
+
+
+# ---- check (the default command) ---------------------------------------------------------------
+
+def _validate_gpu(name: str) -> str | None:
+    """Check a GPU name; returns the catalog's note for an ambiguous name.
+
+    Raises:
+        LookupError: an unknown name (message lists close matches).
+    """
+    from lintlora.estimate.gpus import find_gpu
+
+    gpu = find_gpu(name)
+    return getattr(gpu, "ambiguity_note", None)
+
+
+def _cli_values(opts: dict[str, Any]) -> dict[str, Any]:
+    """The ``Settings`` fields the user set on the command line (validated)."""
+    from lintlora.config import ConfigError, parse_file_size, validate_codes
+    from lintlora.settings import parse_memory_size
+
+    values: dict[str, Any] = {}
+    known = None
+    for option, field in (("select", "select"), ("ignore", "ignore"),
+                          ("extend_select", "extend_select")):
+        codes = _codes(opts[option])
+        if codes is None:
+            continue
+        known = known if known is not None else _known_codes()
+        try:
+            validate_codes(codes, known, f"--{option.replace('_', '-')}")
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc).split(": ", 1)[1], param_hint=f"--{option.replace('_', '-')}")
+        values[field] = codes
+    if opts["gpu"]:
+        try:
+            note = _validate_gpu(opts["gpu"])
+        except LookupError as exc:
+            raise click.BadParameter(str(exc).strip("'\""), param_hint="--gpu") from None
+        if note:
+            click.echo(f"lintlora: note: {note}", err=True)
+        values["gpu"] = opts["gpu"]
+    if opts["gpu_memory"]:
+        try:
+            values["gpu_memory_bytes"] = parse_memory_size(opts["gpu_memory"])
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--gpu-memory") from None
+    if opts["model"]:
+        values["model"] = opts["model"]
+    if opts["model_config"]:
+        values["model_config"] = opts["model_config"]
+    if opts["params"]:
+        try:
+            values["params"] = parse_count(opts["params"])
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--params") from None
+    if opts["cpus"] is not None:
+        values["cpus"] = opts["cpus"]
+    if opts["tokens"]:
+        try:
+            values["tokens"] = int(parse_count(opts["tokens"]))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--tokens") from None
+    if opts["fail_on"]:
+        values["fail_on"] = Severity(opts["fail_on"])
+    if opts["max_file_size"]:
+        try:
+            values["max_file_bytes"] = parse_file_size(opts["max_file_size"])
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--max-file-size") from None
+    if opts["exclude"]:
+        from lintlora.config import _anchor
+
+        values["exclude"] = tuple(_anchor(p, os.getcwd()) for p in opts["exclude"])
+    return values
+
+
+def _check_config_gpu(config: Any) -> None:
+    """Validate the ``gpu`` key of a configuration file when it is first used."""
+    from lintlora.config import ConfigError
+
+    name = config.values.get("gpu")
+    if not name:
+        return
+    try:
+        note = _validate_gpu(name)
+    except LookupError as exc:
+        raise ConfigError(f"{config.path}: [tool.lintlora] gpu: {str(exc).strip(chr(39) + chr(34))}") from None
+    if note:
+        click.echo(f"lintlora: note: {config.path}: {note}", err=True)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"lintlora: error: {message}", err=True)
+    sys.exit(2)
+
+
+@app.command("check", context_settings=_CONTEXT)
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.option("--gpu", metavar="NAME",
+              help="GPU to check against: a catalog name (rtx3090, a100-80gb, t4) or an "
+                   "nvidia-smi name.")
+@click.option("--gpu-memory", metavar="SIZE", help="Usable GPU memory, e.g. 24GiB (overrides the catalog).")
+@click.option("--model", metavar="HUB_ID",
+              help="Model to assume (when the script reads it from its own arguments).")
+@click.option("--model-config", type=click.Path(exists=True), metavar="PATH",
+              help="Local config.json describing the model's architecture.")
+@click.option("--params", metavar="COUNT", help="Parameter count of an unknown model (7B) for a rough estimate.")
+@click.option("--cpus", type=click.IntRange(min=1), metavar="N",
+              help="Host CPU count (LL007 compares DataLoader workers with it).")
+@click.option("--tokens", metavar="N", help="Training-set size in tokens (for the time estimate).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github", "markdown"]),
+              default="text", show_default=True, help="Output format.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
+              help="Write the report to FILE instead of standard output.")
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Only these rules (comma list of codes or prefixes; replaces the config's).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (comma list).")
+@click.option("--extend-select", multiple=True, metavar="CODES",
+              help="Add rules to the selection (comma list).")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="Skip paths matching GLOB (adds to the config's exclude).")
+@click.option("--fail-on", type=click.Choice(["info", "warning", "error"]),
+              help="Lowest severity that makes the exit status 1 [default: info].")
+@click.option("--show-setup", is_flag=True,
+              help="Print the extracted training setups instead of findings.")
+@click.option("--diff-only", "--changed-since", "diff_ref", metavar="REF",
+              help="Report only findings on lines changed since git REF (review-bot mode).")
+@click.option("--max-file-size", metavar="SIZE", help="Skip files larger than SIZE (e.g. 5MiB) [default: 5MiB].")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
+              metavar="PATH", help="Use this pyproject.toml's [tool.lintlora] for every path.")
+@click.option("--no-config", is_flag=True, help="Ignore [tool.lintlora] configuration files.")
+@click.option("--color/--no-color", default=None, help="Force colour on or off [default: on a terminal].")
+@click.version_option(__version__, "--version", "-V", prog_name="lintlora",
+                      message="%(prog)s %(version)s")
+def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str | None,
+          no_config: bool, show_setup: bool, diff_ref: str | None, color: bool | None,
+          **opts: Any) -> None:
+    """Lint PATH... (files and folders: *.py, *.ipynb, *.yaml, *.yml; .json when named).
+
+    Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or internal error.
+    """
+    if not paths:
+        click.echo("lintlora: no paths given; nothing to lint (try `lintlora --help`)", err=True)
+        sys.exit(0)
+    from lintlora.config import ConfigError, SettingsResolver
+    from lintlora.engine import lint_paths
+
+    values = _cli_values(opts)
+    try:
+        resolver = SettingsResolver(values, config_path=config_path, use_config=not no_config,
+                                    known_codes=_known_codes(), on_config=_check_config_gpu)
+        for path in paths:  # read the configurations up front, so their errors come first
+            resolver.for_path(path)
+        result = lint_paths(list(paths), settings_for=resolver.for_path)
+    except ConfigError as exc:
+        _fail(str(exc))
+        return
+
+    if diff_ref:
+        from lintlora.gitdiff import GitDiffError, changed_lines, filter_result
+
+        try:
+            changed = changed_lines(diff_ref)
+        except GitDiffError as exc:
+            raise click.BadParameter(str(exc), param_hint="--diff-only") from None
+        result = filter_result(result, changed)
+
+    stream = open(output, "w", encoding="utf-8", newline="\n") if output else sys.stdout
+    try:
+        if show_setup:
+            _show_setups(result, fmt, stream, color)
+        else:
+            from lintlora.report import render
+
+            render(result, fmt, stream, color=color)
+    finally:
+        if output:
+            stream.close()
+    if output and fmt != "text":
+        # a short human line on stderr so CI logs show what happened
+        click.echo(f"lintlora: {len(result.findings)} finding(s) in {len(result.files)} file(s); "
+                   f"report written to {output}", err=True)
+    if show_setup:
+        sys.exit(2 if result.internal_error else 0)
+    sys.exit(result.exit_code())
+
+
+def _show_setups(result: Any, fmt: str, stream: Any, color: bool | None) -> None:
+    """``--show-setup``: the extracted setups (task B's renderer), and any errors."""
+    from lintlora.report.setup_table import render_setups, setups_to_json
+
+    setups = [s for path in sorted(result.setups) for s in result.setups[path]]
+    if fmt == "json":
+        import json
+
+        from lintlora.report.json_out import error_to_json
+
+        json.dump({"version": __version__, "setups": setups_to_json(setups),
+                   "errors": [error_to_json(e) for e in result.errors]}, stream, indent=2)
+        stream.write("\n")
+        return
+    from lintlora.report.text import make_console
+
+    console = make_console(stream, color)
+    render_setups(setups, console)
+    if not setups:
+        console.print("No training setup found.")
+    for finding in result.findings:
+        if finding.code == "LL000":
+            from lintlora.report import location
+
+            console.print(f"{location(finding)} LL000 syntax-error {finding.message}")
+    for error in result.errors:
+        console.print(f"{error.path} {error.code} {error.message}")
+
+
+# ---- rules and explain -------------------------------------------------------------------------
+
+@app.command("rules", context_settings=_CONTEXT)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def rules_cmd(fmt: str) -> None:
+    """List the rules: code, name, default severity and summary (plugins included)."""
+    from lintlora.engine import available_rules
+    from lintlora.report import rule_metadata
+
+    rows = []
+    for rule in available_rules():
+        meta = rule_metadata(rule)
+        module = getattr(rule, "__module__", "") or ""
+        meta["origin"] = "built-in" if module.startswith("lintlora.") else f"plugin ({module.split('.')[0]})"
+        rows.append(meta)
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps([{k: r[k] for k in ("code", "name", "severity", "summary",
+                                                   "help_uri", "origin")} for r in rows],
+                              indent=2))
+        return
+    width_code = max([len(r["code"]) for r in rows] + [4])
+    width_name = max([len(r["name"]) for r in rows] + [4])
+    for r in rows:
+        plugin = f"  [{r['origin']}]" if r["origin"] != "built-in" else ""
+        click.echo(f"{r['code']:<{width_code}}  {r['name']:<{width_name}}  {r['severity']:<7}  "
+                   f"{r['summary']}{plugin}")
+
+
+def _rule_page(code: str, rule: type | None) -> str | None:
+    """The Markdown page of a rule: ``rules/CODE.md`` of the source tree, or the plugin's
+    ``page`` attribute (a path or text), or ``None``."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.path.join(os.path.dirname(here), "rules", f"{code}.md"),
+                  os.path.join(here, "rule_pages", f"{code}.md")]
+    page = getattr(rule, "page", None) if rule is not None else None
+    if isinstance(page, str) and page.endswith(".md"):
+        candidates.insert(0, page)
+    elif isinstance(page, str) and page.strip():
+        return page
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            with open(candidate, encoding="utf-8") as handle:
+                return handle.read()
+    return None
+
+
+@app.command("explain", context_settings=_CONTEXT)
+@click.argument("code")
+def explain_cmd(code: str) -> None:
+    """Print the page of rule CODE (what it flags, why, examples, the fix, how to suppress)."""
+    import difflib
+
+    from lintlora.engine import available_rules
+    from lintlora.report import rule_metadata
+
+    code = code.strip().upper()
+    rules = {getattr(r, "code", ""): r for r in available_rules()}
+    by_name = {getattr(r, "name", ""): c for c, r in rules.items()}
+    if code.lower() in by_name:
+        code = by_name[code.lower()]
+    rule = rules.get(code)
+    page = _rule_page(code, rule)
+    if rule is None and page is None:
+        close = difflib.get_close_matches(code, list(rules), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise click.BadParameter(f"no rule {code!r}{hint}; see `lintlora rules`", param_hint="CODE")
+    if page is None:
+        meta = rule_metadata(rule)
+        page = (f"# {meta['code']} {meta['name']}\n\n{meta['summary']}\n\n"
+                f"{meta['description'] if meta['description'] != meta['summary'] else ''}\n\n"
+                f"Default severity: {meta['severity']}.\n"
+                + (f"\nMore: {meta['help_uri']}\n" if meta["help_uri"] else ""))
+    if sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(page))
+    else:
+        click.echo(page.rstrip("\n"))
