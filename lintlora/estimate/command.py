@@ -1,0 +1,248 @@
+"""``lintlora estimate``: the full memory breakdown, time estimate and fit list for a script,
+a config, or flags alone.
+
+Heavy modules (rich, the extractors) are imported inside the command function.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+
+import click
+
+__all__ = ["estimate_cmd", "build_report"]
+
+
+def _parse_count(text: str | None) -> float | None:
+    if text is None:
+        return None
+    t = str(text).strip().upper().replace("_", "")
+    mult = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+    try:
+        if t and t[-1] in mult:
+            return float(t[:-1]) * mult[t[-1]]
+        return float(t)
+    except ValueError:
+        raise click.BadParameter(f"not a count: {text!r} (examples: 7B, 7e9, 500M)") from None
+
+
+def build_report(estimate, arch, gpu, tokens: int | None) -> dict:
+    """The JSON object: ``{"estimate": {...}, "time": {...}, "fit": [...]}``."""
+    from lintlora.estimate.compute import estimate_time
+    from lintlora.estimate.fit import fit_options
+
+    t = None
+    if gpu is not None:
+        t = estimate_time(estimate.inputs, arch, gpu.training_tflops(estimate.inputs.compute_dtype),
+                          gpu.memory_bandwidth_gbps, tokens)
+    est = estimate.to_json()
+    est["time_seconds"] = (t.total_seconds if t and t.total_seconds is not None else None)
+    est["step_seconds"] = t.step_seconds if t else None
+    est["tokens_per_second"] = t.tokens_per_second if t else None
+    est["gpu_memory_bytes"] = estimate.gpu_memory_bytes
+    if t:
+        est["assumptions"] = est["assumptions"] + t.assumptions
+    if gpu is not None and getattr(gpu, "ambiguity_note", None):
+        est["assumptions"].append(gpu.ambiguity_note)
+    return {"estimate": est, "fit": [o.to_json() for o in fit_options(estimate, arch)]}
+
+
+def _gib(b: float | None) -> str:
+    return "—" if b is None else f"{b / 2**30:.2f} GiB"
+
+
+def _render_text(report: dict, console) -> None:
+    from rich.table import Table
+
+    e = report["estimate"]
+    title = f"{e['model']} · {e['framework']} · peak at {e['peak_phase']}"
+    table = Table(title=title, show_lines=False)
+    table.add_column("component")
+    table.add_column("GiB", justify="right")
+    table.add_column("", no_wrap=True)
+    total = max(1, e["device_bytes"])
+    for k, v in e["breakdown"].items():
+        bar = "█" * int(round(30 * v / total))
+        table.add_row(k.replace("_", " "), f"{v / 2**30:.2f}", bar)
+    console.print(table)
+    console.print(f"allocated (torch max_memory_allocated): {_gib(e['allocated_bytes'])}")
+    console.print(f"reserved (torch max_memory_reserved):   {_gib(e['reserved_bytes'])}")
+    console.print(f"device (nvidia-smi, must fit):          [bold]{_gib(e['device_bytes'])}[/bold]")
+    if e["gpu"]:
+        head = e["headroom_bytes"]
+        colour = "green" if head is not None and head >= 0 else "red"
+        console.print(f"GPU {e['gpu']}: {_gib(e['gpu_memory_bytes'])}, headroom "
+                      f"[{colour}]{_gib(head)}[/{colour}]")
+    if e.get("step_seconds"):
+        line = f"time: {e['step_seconds']:.2f} s per micro-batch, {e['tokens_per_second']:,.0f} tokens/s"
+        if e.get("time_seconds"):
+            line += f", {e['time_seconds'] / 3600:.2f} h for the training tokens"
+        console.print(line)
+    if report["fit"]:
+        console.print("[bold]what would make it fit[/bold] (each re-estimated):")
+        for i, o in enumerate(report["fit"], 1):
+            mark = "" if o["fits"] is None else (" ✓ fits" if o["fits"] else " ✗")
+            console.print(f"  {i}. {o['change']}: {_gib(o['device_bytes'])} "
+                          f"(−{_gib(o['saving_bytes'])}){mark}")
+    console.print("[dim]assumptions:[/dim]")
+    for a in e["assumptions"]:
+        console.print(f"  [dim]- {a}[/dim]")
+
+
+@click.command("estimate")
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--model", "model", help="hub id (or local path) of the base model")
+@click.option("--model-config", type=click.Path(), help="local config.json of the model")
+@click.option("--params", help="parameter count for a rough estimate of an unknown model (7B)")
+@click.option("--method", type=click.Choice(["lora", "qlora", "full"]), default=None)
+@click.option("--batch-size", type=click.IntRange(min=1), default=None)
+@click.option("--seq-len", type=click.IntRange(min=1), default=None)
+@click.option("--gpu", help="GPU name (rtx4090, a100-80gb, 'NVIDIA GeForce RTX 3090')")
+@click.option("--gpu-memory", help="usable GPU memory (24GiB), overriding the catalog")
+@click.option("--rank", type=click.IntRange(min=1), default=None, help="LoRA rank r")
+@click.option("--targets", help="comma-separated target_modules, or all-linear")
+@click.option("--dropout", type=float, default=None, help="lora_dropout")
+@click.option("--optim", help="optimizer (adamw_torch, paged_adamw_8bit, ...)")
+@click.option("--gradient-checkpointing/--no-gradient-checkpointing", default=None)
+@click.option("--attn", "attn", type=click.Choice(["sdpa", "flash_attention_2", "eager"]), default=None)
+@click.option("--framework", type=click.Choice(["transformers", "trl", "torch", "unsloth", "axolotl",
+                                                 "llama-factory", "torchtune", "litgpt"]), default=None)
+@click.option("--tokens", type=str, default=None, help="training tokens for the time estimate (2e8, 200M)")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len, gpu, gpu_memory, rank,
+                 targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, fmt):
+    """Estimate peak GPU memory and training time for FILE or for the flags given."""
+    from lintlora.estimate.architecture import UnknownModelError, resolve_architecture
+    from lintlora.estimate.gpus import UnknownGpuError, find_gpu
+    from lintlora.estimate.memory import EstimateInputs, estimate_memory
+    from lintlora.estimate.params import NoDefaultTargetsError
+    from lintlora.estimate.profiles import get_profile
+    from lintlora.settings import parse_memory_size
+
+    try:
+        g = find_gpu(gpu) if gpu else None
+    except UnknownGpuError as exc:
+        raise click.UsageError(str(exc)) from None
+    mem = None
+    if gpu_memory:
+        try:
+            mem = parse_memory_size(gpu_memory)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+    mem = mem or (g.memory_bytes if g else None)
+    n_params = _parse_count(params)
+    n_tokens = int(_parse_count(tokens)) if tokens else None
+    target_value = None
+    if targets:
+        target_value = targets if targets.lower() in ("all-linear", "all_linear") else tuple(
+            t.strip() for t in targets.split(",") if t.strip())
+
+    reports = []
+    try:
+        if file:
+            setups = _read_setups(file)
+            if not setups:
+                raise click.UsageError(f"{file}: no training setup found")
+            from lintlora.estimate.from_setup import inputs_from_setup
+
+            for setup in setups:
+                name = model or (setup.get("model.name_or_path").value
+                                 if setup.get("model.name_or_path").known else None)
+                arch = resolve_architecture(name, framework=setup.framework, model_config=model_config,
+                                            params=n_params, base_dir=file)
+                inputs, notes = inputs_from_setup(setup, arch)
+                changes = {}
+                if method:
+                    changes["method"] = method
+                    if method == "qlora" and not inputs.quant:
+                        changes.update(quant="nf4", double_quant=True)
+                if batch_size:
+                    changes["batch_size"] = batch_size
+                if seq_len:
+                    changes["seq_len"] = seq_len
+                if rank:
+                    changes["lora_r"] = rank
+                if target_value is not None:
+                    changes["target_modules"] = target_value
+                if dropout is not None:
+                    changes["lora_dropout"] = dropout
+                if optim:
+                    changes["optim"] = optim
+                if gradient_checkpointing is not None:
+                    changes["gradient_checkpointing"] = gradient_checkpointing
+                if attn:
+                    changes["attn_implementation"] = attn
+                if changes:
+                    notes.append("command-line flags override the file: " + ", ".join(f"{k}={v}" for k, v in changes.items()))
+                    inputs = replace(inputs, **changes)
+                est = estimate_memory(inputs, arch, get_profile(inputs.framework), assumptions=notes,
+                                      gpu=g.name if g else None, gpu_memory_bytes=mem)
+                reports.append(build_report(est, arch, g, n_tokens))
+        else:
+            if not (model or model_config or n_params):
+                raise click.UsageError("give a FILE, or --model HUB_ID (or --model-config / --params)")
+            arch = resolve_architecture(model, framework=framework, model_config=model_config, params=n_params)
+            notes = []
+            m = method or "lora"
+            if method is None:
+                notes.append("--method not given: assumed lora")
+            if batch_size is None:
+                notes.append("--batch-size not given: assumed 1")
+            if seq_len is None:
+                notes.append("--seq-len not given: assumed 512")
+            if gradient_checkpointing is None:
+                notes.append("--gradient-checkpointing not given: assumed off")
+            if m != "full" and rank is None:
+                notes.append("--rank not given: assumed 8 (peft default)")
+            if m != "full" and target_value is None:
+                notes.append("--targets not given: peft's default target_modules for the model type")
+            quant = "nf4" if m == "qlora" else None
+            fw = framework or "transformers"
+            inputs = EstimateInputs(
+                method=m, batch_size=batch_size or 1, seq_len=seq_len or 512,
+                gradient_checkpointing=bool(gradient_checkpointing), quant=quant, double_quant=quant is not None,
+                lora_r=rank or 8, lora_dropout=dropout if dropout is not None else 0.0,
+                target_modules=target_value, optim=optim or "adamw_torch",
+                attn_implementation=attn or "sdpa", kbit_upcast=(m == "qlora" and fw in (
+                    "transformers", "trl", "axolotl", "llama-factory")), framework=fw)
+            if m == "qlora" and inputs.kbit_upcast:
+                notes.append("qlora: NF4 with double quantization, bf16 compute, prepare_model_for_kbit_training "
+                             "(fp32 non-quantized weights) assumed")
+            est = estimate_memory(inputs, arch, get_profile(fw), assumptions=notes,
+                                  gpu=g.name if g else None, gpu_memory_bytes=mem)
+            reports.append(build_report(est, arch, g, n_tokens))
+    except (UnknownModelError, NoDefaultTargetsError) as exc:
+        raise click.UsageError(str(exc)) from None
+
+    if fmt == "json":
+        out = reports[0] if len(reports) == 1 else {"estimates": reports}
+        click.echo(json.dumps(out, indent=2))
+        return
+    from rich.console import Console
+
+    console = Console(file=sys.stdout)
+    for r in reports:
+        _render_text(r, console)
+
+
+def _read_setups(path: str):
+    """Setups of a file through the engine when it exists, else the Python extractor."""
+    try:
+        from lintlora.engine import read_setups  # type: ignore[attr-defined]
+        from lintlora.settings import Settings
+
+        return list(read_setups(path, Settings()))
+    except ImportError:
+        pass
+    from pathlib import Path
+
+    text = Path(path).read_text(encoding="utf-8")
+    if path.endswith((".yaml", ".yml", ".json")):
+        from lintlora.extract.yaml_config import extract_config  # type: ignore[import-not-found]
+
+        return list(extract_config(path, text))
+    from lintlora.extract.python import extract_python  # type: ignore[import-not-found]
+
+    return list(extract_python(path, text))

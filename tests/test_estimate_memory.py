@@ -1,0 +1,141 @@
+"""The memory model, the fit list, the time model and setup conversion (lintlora.estimate)."""
+
+import csv
+import sys
+from pathlib import Path
+
+import pytest
+
+from lintlora.estimate.architecture import resolve_architecture
+from lintlora.estimate.compute import estimate_time
+from lintlora.estimate.fit import fit_options
+from lintlora.estimate.from_setup import estimate_setup
+from lintlora.estimate.memory import EstimateInputs, estimate_memory
+from lintlora.training_setup import Lora, Quantization, Setting, TrainingArgs, TrainingSetup
+
+ROOT = Path(__file__).resolve().parents[1]
+LLAMA2 = resolve_architecture("meta-llama/Llama-2-7b-hf")
+ALLOC = ("weights", "adapter_weights", "gradients", "optimizer_states", "activations", "logits",
+         "transient", "framework")
+
+
+def _lora(**kw):
+    base = dict(method="lora", batch_size=4, seq_len=512, lora_r=8, lora_dropout=0.05,
+                target_modules=("q_proj", "v_proj"))
+    base.update(kw)
+    return EstimateInputs(**base)
+
+
+def test_breakdown_adds_up_to_the_three_counters():
+    e = estimate_memory(_lora(), LLAMA2)
+    assert sum(e.breakdown[k] for k in ALLOC) == e.allocated_bytes
+    assert e.allocated_bytes + e.breakdown["allocator_slack"] == e.reserved_bytes
+    assert e.reserved_bytes + e.breakdown["cuda_context"] == e.device_bytes
+
+
+def test_activations_scale_with_tokens_and_checkpointing_cuts_them():
+    a = estimate_memory(_lora(batch_size=2), LLAMA2)
+    b = estimate_memory(_lora(batch_size=4), LLAMA2)
+    assert b.breakdown["activations"] == pytest.approx(2 * a.breakdown["activations"], rel=1e-6)
+    gc = estimate_memory(_lora(gradient_checkpointing=True), LLAMA2)
+    assert gc.breakdown["activations"] < b.breakdown["activations"] / 5
+
+
+def test_quantization_shrinks_weights_and_double_quant_a_bit_more():
+    w16 = estimate_memory(_lora(), LLAMA2).breakdown["weights"]
+    nf4 = estimate_memory(_lora(method="qlora", quant="nf4"), LLAMA2).breakdown["weights"]
+    dq = estimate_memory(_lora(method="qlora", quant="nf4", double_quant=True), LLAMA2).breakdown["weights"]
+    assert dq < nf4 < w16 / 3
+    # embeddings and lm_head stay 16-bit: 2 × 32000 × 4096 × 2 bytes at least
+    assert dq > 2 * 32000 * 4096 * 2
+    up = estimate_memory(_lora(method="qlora", quant="nf4", double_quant=True, kbit_upcast=True), LLAMA2)
+    assert up.breakdown["weights"] - dq >= 2 * 32000 * 4096 * 2  # fp32 up-cast of embed + head
+
+
+def test_eager_attention_costs_the_square_term():
+    sdpa = estimate_memory(_lora(seq_len=2048), LLAMA2).breakdown["activations"]
+    eager = estimate_memory(_lora(seq_len=2048, attn_implementation="eager"), LLAMA2).breakdown["activations"]
+    # 6 bytes × heads × s per token per layer (notes §2.2)
+    assert eager - sdpa >= 0.9 * 6 * 32 * 2048 * (4 * 2048) * 32
+
+
+def test_optimizer_states_by_optim():
+    adam = estimate_memory(_lora(), LLAMA2).breakdown["optimizer_states"]
+    bnb8 = estimate_memory(_lora(optim="paged_adamw_8bit"), LLAMA2).breakdown["optimizer_states"]
+    assert adam == 4_194_304 * 8 and bnb8 == 4_194_304 * 2
+
+
+def test_full_finetune_counts_every_parameter():
+    e = estimate_memory(EstimateInputs(method="full", batch_size=1, seq_len=256), LLAMA2)
+    assert e.trainable_params == LLAMA2.total_params
+    assert e.breakdown["optimizer_states"] == LLAMA2.total_params * 4  # bf16 AdamW states
+
+
+def test_fit_options_are_recomputed_and_ranked():
+    e = estimate_memory(_lora(), LLAMA2, gpu="RTX 3090", gpu_memory_bytes=24 * 2**30)
+    opts = fit_options(e, LLAMA2)
+    keys = [o.key for o in opts]
+    assert "gradient_checkpointing" in keys and "halve_batch" in keys
+    assert [o.device_bytes for o in opts] == sorted(o.device_bytes for o in opts)
+    for o in opts:
+        assert o.device_bytes == o.estimate.device_bytes < e.device_bytes
+        assert o.saving_bytes == e.device_bytes - o.device_bytes
+
+
+def test_time_estimate_grows_with_checkpointing():
+    base = estimate_time(_lora(), LLAMA2, tflops=71.2, bandwidth_gbps=936, tokens=10**7)
+    gc = estimate_time(_lora(gradient_checkpointing=True), LLAMA2, tflops=71.2, bandwidth_gbps=936, tokens=10**7)
+    assert gc.flops_per_token == pytest.approx(1.5 * base.flops_per_token)
+    assert base.total_seconds and gc.total_seconds > base.total_seconds
+    assert estimate_time(_lora(), LLAMA2, tflops=None) is None
+
+
+def test_estimate_setup_states_assumptions():
+    s = TrainingSetup(path="t.py", lora=Lora(r=Setting.literal(16), target_modules=Setting.literal(("q_proj", "v_proj"))),
+                      quantization=Quantization(method=Setting.literal("bitsandbytes"), bits=Setting.literal(4),
+                                                bnb_4bit_quant_type=Setting.literal("nf4")),
+                      training=TrainingArgs(per_device_train_batch_size=Setting.literal(2), bf16=Setting.literal(True)))
+    e = estimate_setup(s, LLAMA2, None)
+    assert e.inputs.method == "qlora" and e.inputs.batch_size == 2 and e.inputs.lora_r == 16
+    text = " ".join(e.assumptions)
+    assert "sequence length unknown" in text and "lora_dropout unknown" in text
+
+
+def test_no_lora_section_is_full_finetuning_and_says_so():
+    e = estimate_setup(TrainingSetup(path="t.py"), LLAMA2, None)
+    assert e.inputs.method == "full"
+    assert any("full fine-tuning" in a for a in e.assumptions)
+
+
+# ---- pinned rows of the measured-peaks table (tolerances, not exact numbers) ----------------
+sys.path.insert(0, str(ROOT / "bench"))
+import accuracy  # noqa: E402
+
+ROWS = {r["row_id"]: r for r in accuracy.load()}
+
+
+@pytest.mark.parametrize("row_id, tol", [
+    ("14", 0.15),   # litgpt Llama-2-7B LoRA mb2 s1304, allocated
+    ("63", 0.10),   # litgpt Llama-3-8B LoRA r32 q,v
+    ("83", 0.10),   # torchtune Llama-2-7B LoRA + AC, reserved
+    ("123", 0.10),  # Qwen-7B LoRA r64 all-linear + GC, 256 tokens
+    ("128", 0.10),  # same at 8192 tokens (logits dominate)
+    ("159", 0.10),  # Qwen-72B GPTQ Q-LoRA
+])
+def test_pinned_measured_rows(row_id, tol):
+    scored, _ = accuracy.score([ROWS[row_id]])
+    assert len(scored) == 1
+    assert abs(scored[0].error_pct) <= 100 * tol
+
+
+@pytest.mark.parametrize("row_id", ["20", "187", "194", "166"])
+def test_pinned_bound_rows(row_id):
+    scored, _ = accuracy.score([ROWS[row_id]])
+    assert scored and scored[0].right
+
+
+def test_accuracy_targets_hold_on_the_whole_table():
+    scored, _ = accuracy.score(list(ROWS.values()))
+    name, n, med, p90, right, total = accuracy.summary(scored)[-1]
+    assert name == "ALL" and n >= 60
+    assert med <= 10 and p90 <= 25 and right >= 0.9 * total
