@@ -213,13 +213,14 @@ def dataloader_workers(setup: TrainingSetup) -> list[Use]:
     for DataLoader calls; ``Use.setting.value`` is the count.
     """
     found: list[Use] = []
+    sep = ": " if setup.kind in ("yaml", "json") else "="
     trainer = setup.get("training.dataloader_num_workers")
     if trainer.known and isinstance(trainer.value, int) and not isinstance(trainer.value, bool):
-        found.append(Use(f"dataloader_num_workers={trainer.value}", "training.dataloader_num_workers",
+        found.append(Use(f"dataloader_num_workers{sep}{trainer.value}", "training.dataloader_num_workers",
                          trainer.span or trainer.key_span, setting=trainer))
     for loader in setup.dataloaders:
         n = loader.num_workers
         if n.known and isinstance(n.value, int) and not isinstance(n.value, bool):
-            found.append(Use(f"num_workers={n.value}", None, n.span or n.key_span or loader.span,
+            found.append(Use(f"num_workers{sep}{n.value}", None, n.span or n.key_span or loader.span,
                              setting=n))
     return found

@@ -130,3 +130,63 @@ __all__ = [
     "ToyContext", "ctx", "run", "Evidence", "DataLoaderSpec", "Setting", "Origin", "CallSite",
     "Quantization", "Lora", "ModelLoad", "TrainingArgs", "Span",
 ]
+
+
+# ---- fixtures with headers ------------------------------------------------------------------
+
+import re as _re
+import shlex as _shlex
+from pathlib import Path as _Path
+
+ROOT = _Path(__file__).resolve().parents[1]
+
+
+def settings_from_args(args: str) -> Settings:
+    """Settings for a header's ``args=`` (the CLI flags the fixtures use: ``--gpu``,
+    ``--gpu-memory``, ``--cpus``, ``--model``)."""
+    from lintlora.settings import parse_memory_size
+
+    words = _shlex.split(args)
+    kw: dict[str, Any] = {}
+    i = 0
+    while i < len(words):
+        flag, value = words[i], words[i + 1] if i + 1 < len(words) else None
+        if flag == "--gpu":
+            kw["gpu"] = value
+        elif flag == "--gpu-memory":
+            kw["gpu_memory_bytes"] = parse_memory_size(value)
+        elif flag == "--cpus":
+            kw["cpus"] = int(value)
+        elif flag == "--model":
+            kw["model"] = value
+        else:
+            raise ValueError(f"fixture header flag not understood: {flag}")
+        i += 2
+    return Settings(**kw)
+
+
+def read_header(path: _Path) -> dict[str, Any]:
+    """``{"args": str, "expect": [...], "forbid": [...], "future": bool}`` from the leading
+    comment lines of a fixture or case (``# lintlora-fixture: args=...`` /
+    ``# lintlora-case: args=...``, ``# expect: ...``, ``# forbid: ...``, ``# future: ...``)."""
+    out: dict[str, Any] = {"args": "", "expect": None, "forbid": [], "future": False}
+    for line in path.read_text(encoding="utf-8").splitlines()[:8]:
+        m = _re.match(r"#\s*lintlora-(?:fixture|case):\s*args=(.*)$", line)
+        if m:
+            out["args"] = m.group(1).strip()
+        m = _re.match(r"#\s*(expect|forbid):(.*)$", line)
+        if m:
+            out[m.group(1)] = m.group(2).split()
+        if _re.match(r"#\s*future:", line):
+            out["future"] = True
+    return out
+
+
+def lint(path: _Path | str, settings: Settings):
+    """Run the real pipeline on one file."""
+    from lintlora.engine import lint_paths
+
+    return lint_paths([str(path)], settings)
+
+
+__all__ += ["ROOT", "settings_from_args", "read_header", "lint"]

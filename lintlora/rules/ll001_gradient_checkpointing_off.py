@@ -54,12 +54,16 @@ def _deciding_call(setup: TrainingSetup, span: Span | None) -> CallSite | None:
 
 
 def _reason(setup: TrainingSetup, fact: facts.Fact) -> str:
+    """What turned checkpointing off, in the file's own spelling."""
     call = _deciding_call(setup, fact.span)
     if call is not None and call.kind == "prepare_model_for_kbit_training":
         return "prepare_model_for_kbit_training(use_gradient_checkpointing=False)"
     if call is not None and call.kind == "gradient_checkpointing_disable":
         return "gradient_checkpointing_disable() is the last checkpointing call"
-    return fact.reason
+    reason = fact.reason
+    if setup.kind in ("yaml", "json"):
+        reason = reason.replace("gradient_checkpointing=False", "gradient_checkpointing: false")
+    return reason
 
 
 def _fixed_setup(setup: TrainingSetup) -> TrainingSetup:
@@ -144,8 +148,8 @@ class GradientCheckpointingOff(Rule):
         figures = context.figures(setup, fixed)
         capacity = figures.gpu_memory_bytes
 
-        parts = [f"Gradient checkpointing is off ({_reason(setup, fact)}), so every layer keeps its "
-                 "activations until the backward pass."]
+        parts = [f"Gradient checkpointing is off: {_reason(setup, fact)}. Every layer keeps its activations "
+                 "until the backward pass."]
         before = context.estimate(setup)
         after = context.estimate(fixed) if fixed is not None else None
         if figures.peak_bytes is not None and figures.peak_after_fix_bytes is not None:

@@ -96,7 +96,13 @@ class Fp16InsteadOfBf16(Rule):
         supported = getattr(gpu, "bf16_supported", None) if gpu is not None else None
         if gpu is not None and supported is False:
             return  # T4, V100...: float16 is the right choice there
-        what = join_words([u.what for u in uses])
+        # settings a config derives from one key (axolotl's fp16: true also sets the load and
+        # compute dtypes) share that key's span: name each written place once
+        written: list[facts.Use] = []
+        for u in uses:
+            if u.span is None or all(u.span != w.span for w in written):
+                written.append(u)
+        what = join_words([u.what for u in written])
         why = ("float16 tops out at 65,504, so training needs loss scaling and can still overflow to "
                "inf/NaN losses and skipped steps; bfloat16 has float32's range at the same memory and speed")
         if gpu is not None and supported:
