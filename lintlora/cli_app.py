@@ -53,6 +53,16 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return parse_codes(list(values), "codes")
 
 
+def _warn_plugin_problems() -> None:
+    """Tell the user (on stderr) about rule plugins that could not be loaded; not fatal."""
+    try:
+        from lintlora.rules import load_problems
+    except ImportError:  # pragma: no cover - the registry is part of lintlora
+        return
+    for problem in load_problems():
+        click.echo(f"lintlora: warning: {problem}", err=True)
+
+
 def _known_codes() -> list[str]:
     from lintlora.engine import SYNTAX_ERROR_CODE, available_rules
 
@@ -273,6 +283,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str
     from lintlora.engine import lint_paths
 
     values = _cli_values(opts)
+    _warn_plugin_problems()
     try:
         resolver = SettingsResolver(values, config_path=config_path, use_config=not no_config,
                                     known_codes=_known_codes(), on_config=_check_config_gpu)
@@ -352,6 +363,7 @@ def rules_cmd(fmt: str) -> None:
     from lintlora.report import rule_metadata
 
     rows = []
+    _warn_plugin_problems()
     for rule in available_rules():
         meta = rule_metadata(rule)
         module = getattr(rule, "__module__", "") or ""
