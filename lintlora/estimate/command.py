@@ -228,21 +228,26 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
 
 
 def _read_setups(path: str):
-    """Setups of a file through the engine when it exists, else the Python extractor."""
+    """Setups of a file through the engine (``lintlora.engine.read_setups``).
+
+    Raises:
+        click.UsageError: the file cannot be read or parsed, or the extractor for its kind is
+            not available; the message names the file and the location when known.
+    """
+    from lintlora.extract import ExtractError, NotATrainingConfig
+
     try:
-        from lintlora.engine import read_setups  # type: ignore[attr-defined]
+        from lintlora.engine import read_setups
         from lintlora.settings import Settings
 
         return list(read_setups(path, Settings()))
-    except ImportError:
-        pass
-    from pathlib import Path
-
-    text = Path(path).read_text(encoding="utf-8")
-    if path.endswith((".yaml", ".yml", ".json")):
-        from lintlora.extract.yaml_config import extract_config  # type: ignore[import-not-found]
-
-        return list(extract_config(path, text))
-    from lintlora.extract.python import extract_python  # type: ignore[import-not-found]
-
-    return list(extract_python(path, text))
+    except ExtractError as exc:
+        where = f":{exc.line}:{exc.column or 1}" if exc.line else ""
+        raise click.UsageError(f"{path}{where}: {exc.message}") from None
+    except NotATrainingConfig as exc:
+        raise click.UsageError(f"{path}: not a training config ({exc})") from None
+    except ImportError as exc:
+        raise click.UsageError(f"{path}: this file kind cannot be read yet ({exc}); "
+                               f"use --model with the flags instead") from None
+    except OSError as exc:
+        raise click.UsageError(f"{path}: {exc}") from None
