@@ -110,7 +110,15 @@ def quant_bits(setup: TrainingSetup) -> int | None:
         return 0
     if not q.bits.known:
         return None
-    return int(q.bits.value) if q.bits.value else 0
+    value = q.bits.value
+    if not value:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        return int(value)
+    except ValueError:  # not a bit width (a value an extractor could not normalise)
+        return None
 
 
 def is_quantized(setup: TrainingSetup) -> bool | None:

@@ -102,10 +102,11 @@ class ToyContext(Context):
         weights = (4 if facts.is_quantized(s) else 14) * GiB
         act = (2 if facts.checkpointing(s).value is True else 12) * GiB
         full = 0
-        if s.lora is not None and s.lora.modules_to_save.known and s.lora.modules_to_save.value:
+        saves = s.lora.modules_to_save.value if s.lora is not None and s.lora.modules_to_save.known else None
+        if isinstance(saves, (list, tuple)) and all(isinstance(x, str) for x in saves):
             from lintlora.estimate.params import count_trainable
 
-            full = count_trainable(arch, 8, ("q_proj",), s.lora.modules_to_save.value).full_params * 16
+            full = count_trainable(arch, 8, ("q_proj",), saves).full_params * 16
         head = 0
         if s.lora is not None and s.lora.target_modules.known:
             t = s.lora.target_modules.value

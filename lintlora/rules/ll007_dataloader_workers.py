@@ -40,7 +40,7 @@ class DataloaderWorkers(Rule):
 
     code = "LL007"
     name = "dataloader-workers"
-    severity = Severity.WARNING
+    severity = Severity.INFO
     summary = "Many DataLoader workers each hold a copy of the dataset in host RAM"
     fix_changes_memory = False
 
