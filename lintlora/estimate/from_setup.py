@@ -102,6 +102,11 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     if quant is not None:
         qm = str(_val(quant.method) or "bitsandbytes").lower()
         bits = _val(quant.bits)
+        if isinstance(bits, bool) or not isinstance(bits, (int, float)) or bits != bits or bits in (float("inf"), float("-inf")):
+            try:
+                bits = int(str(bits)) if bits is not None and not isinstance(bits, bool) else None
+            except ValueError:
+                bits = None
         if bits is None:
             bits = 4
             notes.append("quantization bits unknown: assumed 4-bit")
