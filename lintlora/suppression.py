@@ -333,7 +333,7 @@ def apply_suppressions(
         if not suppressed:
             kept.append(finding)
 
-    unused: list[Finding] = []
+    unused: list[tuple[int, Finding]] = []
     for index, directive in enumerate(directives):
         if directive.bare_noqa:
             continue
@@ -342,15 +342,29 @@ def apply_suppressions(
         where = "this file" if directive.scope == "file" else "this line"
         if directive.codes is None:
             if not used.get((index, None)):
-                unused.append(_unused(span, f"`{directive.text}` suppresses nothing on {where}",
-                                      directive))
+                unused.append((index, _unused(
+                    span, f"`{directive.text}` suppresses nothing on {where}", directive)))
             continue
         for code in directive.codes:
-            if code in ran and not used.get((index, code)):
-                unused.append(_unused(
+            # a directive naming LL900 silences LL900 findings (below); it is never itself
+            # reported, so unused-suppression findings cannot chase each other
+            if code in ran and code != UNUSED_CODE and not used.get((index, code)):
+                unused.append((index, _unused(
                     span, f"`{directive.text}`: no {code} finding to suppress on {where}",
-                    directive, code))
-    return kept, unused
+                    directive, code)))
+    reported = []
+    for about, finding in unused:
+        silenced = False
+        for index, directive in enumerate(directives):
+            if index == about or not _applies(directive, UNUSED_CODE):
+                continue
+            if directive.scope == "file" or (directive.cell == finding.span.cell
+                                             and directive.line == finding.span.line):
+                silenced = True
+                break
+        if not silenced:
+            reported.append(finding)
+    return kept, reported
 
 
 def _unused(span: Span, message: str, directive: Directive, code: str | None = None) -> Finding:

@@ -281,3 +281,21 @@ def test_memory_line_variants():
     assert memory_line(fits) == "peak ≈ 9.0 GiB as written; T4: 15.0 GiB [Llama-2-7b]"
     unknown = MemoryFigures(note="model unknown", gpu_memory_bytes=24 * 2**30)
     assert memory_line(unknown) == "peak not estimated: model unknown; GPU: 24.0 GiB"
+
+
+def test_readme_documents_the_json_keys():
+    from lintlora.report.json_out import finding_to_json
+
+    with open(os.path.join(os.path.dirname(SCHEMA), "..", "README.md"), encoding="utf-8") as h:
+        readme = h.read()
+    section = readme.split("## JSON output", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```json", 1)[1].split("```", 1)[0]
+    doc = json.loads(example)
+    finding = Finding("LL001", "x", Severity.WARNING, Span("a.py", 1, 1), "m",
+                      estimate=MemoryFigures())
+    real = finding_to_json(finding)
+    assert list(doc) == ["version", "files", "findings", "errors"]
+    assert list(doc["findings"][0]) == list(real)
+    assert list(doc["findings"][0]["estimate"]) == list(real["estimate"])
+    for key in list(real) + list(real["estimate"]) + ["cell"]:
+        assert f"`{key}`" in section or f'"{key}"' in section

@@ -174,3 +174,17 @@ def test_notebook_cells_are_separate(tmp_path):
     path.write_text(json.dumps(nb, indent=1))
     result = lint_paths([str(path)], Settings(select=("TS001", "LL900")))
     assert [(f.code, f.span.cell, f.span.line) for f in result.findings] == [("TS001", 2, 2)]
+
+
+def test_unused_suppression_can_itself_be_silenced(tmp_path):
+    found, _ = _lint(tmp_path, "a.py", """\
+        x = 1  # noqa: TS001  # lintlora: ignore[LL900]
+        y = 2  # noqa: TS001
+        z = 3  # lintlora: ignore  # noqa: LL900
+    """, select=("TS001", "LL900"))
+    assert found == [("LL900", 2)]
+    found, _ = _lint(tmp_path, "b.py", """\
+        # lintlora: file-ignore[LL900]
+        x = 1  # noqa: TS001
+    """, select=("TS001", "LL900"))
+    assert found == []
