@@ -51,10 +51,11 @@ def extract_config(path: str, text: str, *, explicit: bool = True) -> list[Train
         ``anchor`` = line 1), in a list like the other extractors.
 
     Raises:
-        ExtractError: unparsable or refused input, with line and column where known
-            (``code`` ``LL000`` for syntax errors, ``LL998`` for limits and binary data).
-        NotATrainingConfig: the file matches no dialect (the engine reports it only for files
-            named explicitly).
+        ExtractError: unparsable or refused input (syntax error, size or nesting limit, alias
+            bomb, unsupported tag, binary data), ``code="LL000"``, with line and column where
+            known.
+        NotATrainingConfig: the file matches no dialect; the message is the reason, without
+            the path (the engine reports it only for files named explicitly).
     """
     from lintlora.extract.dialects import detect
     from lintlora.extract.dialects._base import ConfigDoc
@@ -62,20 +63,20 @@ def extract_config(path: str, text: str, *, explicit: bool = True) -> list[Train
 
     kind = "json" if path.lower().endswith(".json") else "yaml"
     if not explicit and not looks_like_training_config(text):
-        raise NotATrainingConfig(f"{path}: no training-config keys")
+        raise NotATrainingConfig("names no training-config key")
     root = load_config_text(text, path, kind=kind)
     if root is None:
-        raise NotATrainingConfig(f"{path}: empty {kind.upper()} document, not a training config")
+        raise NotATrainingConfig(f"empty {kind.upper()} document")
     if not isinstance(root, YMap):
         raise NotATrainingConfig(
-            f"{path}: the top level is a {'list' if hasattr(root, 'items') else 'single value'}, "
-            "not a mapping of settings: not a training config")
+            f"the top level is a {'list' if hasattr(root, 'items') else 'single value'}, "
+            "not a mapping of settings")
     doc = ConfigDoc(root, path, kind)
     dialect = detect(doc, explicit)
     if dialect is None:
         raise NotATrainingConfig(
-            f"{path}: not a recognised training config (no axolotl, LLaMA-Factory, torchtune, "
-            "litgpt, TrainingArguments/SFTConfig or LoRA keys)")
+            "no axolotl, LLaMA-Factory, torchtune, litgpt, TrainingArguments/SFTConfig or LoRA "
+            "keys")
     return [dialect.build(doc)]
 
 

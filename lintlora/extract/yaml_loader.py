@@ -27,10 +27,11 @@ YAML 1.2; tabs between tokens, which PyYAML's 1.1 scanner refuses, are replaced 
 for one, so columns do not move). Plain JSON scalars are converted with :func:`json.loads`, so
 ``2e-4`` is a number as in JSON, not a string as in YAML 1.1.
 
-Errors: :class:`lintlora.extract.ExtractError` with ``code="LL000"`` for syntax errors (with the
-line and column PyYAML or ``json`` reports) and ``code="LL998"`` for inputs refused by a limit
-(size, binary data, depth, node count, unsupported tag). YAML syntax errors in the middle of a
-file are only found when parsing reaches them, so limits are checked as parsing goes.
+Errors: :class:`lintlora.extract.ExtractError` (``code="LL000"``, the engine's syntax-error
+diagnostic) both for syntax errors, with the line and column PyYAML or ``json`` reports, and
+for inputs refused by a limit (size, binary data, depth, node count, unsupported tag), whose
+message says which limit. Limits are checked as parsing goes, so a refused file costs at most
+the work up to the limit.
 """
 
 from __future__ import annotations
@@ -208,20 +209,19 @@ def load_config_text(text: str, path: str, *, kind: str = "yaml") -> YNode | Non
         The root node of the first document, or ``None`` for an empty document.
 
     Raises:
-        ExtractError: syntax error (``LL000``) or an input refused by a limit (``LL998``), with
-            1-based line and column where known.
+        ExtractError: a syntax error or an input refused by a limit, with 1-based line and
+            column where known.
     """
     if len(text) > MAX_CONFIG_CHARS:
         raise ExtractError(
             f"{kind.upper()} file is {len(text) / 2**20:.1f} MiB; training configs are small, so "
-            f"lintlora parses at most {MAX_CONFIG_CHARS // 2**20} MiB of a config: not parsed",
-            code="LL998")
+            f"lintlora parses at most {MAX_CONFIG_CHARS // 2**20} MiB of a config: not parsed")
     nul = text.find("\x00")
     if nul >= 0:
         line, column = _line_col(text, nul)
         raise ExtractError(
             "binary data (a NUL byte), not a YAML/JSON text file: not parsed",
-            line, column, code="LL998")
+            line, column)
     if kind == "json":
         _check_json(text)
         text = text.replace("\t", " ")
@@ -238,7 +238,7 @@ def load_config_text(text: str, path: str, *, kind: str = "yaml") -> YNode | Non
     except _Refused as exc:
         mark = exc.mark
         raise ExtractError(exc.message, mark.line + 1 if mark else None,
-                           mark.column + 1 if mark else None, code="LL998") from None
+                           mark.column + 1 if mark else None) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or "invalid YAML"
@@ -252,11 +252,11 @@ def load_config_text(text: str, path: str, *, kind: str = "yaml") -> YNode | Non
                 else repr(exc.character))
         raise ExtractError(
             f"not YAML text: character {char} is not allowed ({exc.reason})",
-            line, column, code="LL998") from None
+            line, column) from None
     except yaml.YAMLError as exc:  # pragma: no cover - every PyYAML error is one of the above
         raise ExtractError(f"YAML error: {exc}") from None
     except RecursionError:
-        raise ExtractError("YAML nested too deeply to parse", code="LL998") from None
+        raise ExtractError("YAML nested too deeply to parse") from None
     finally:
         if loader is not None:
             loader.dispose()
@@ -268,9 +268,9 @@ def load_config_text(text: str, path: str, *, kind: str = "yaml") -> YNode | Non
     except _Refused as exc:
         mark = exc.mark
         raise ExtractError(exc.message, mark.line + 1 if mark else None,
-                           mark.column + 1 if mark else None, code="LL998") from None
+                           mark.column + 1 if mark else None) from None
     except RecursionError:
-        raise ExtractError("YAML aliases nested too deeply to expand", code="LL998") from None
+        raise ExtractError("YAML aliases nested too deeply to expand") from None
 
 
 def _check_json(text: str) -> None:
@@ -280,9 +280,9 @@ def _check_json(text: str) -> None:
     except json.JSONDecodeError as exc:
         raise ExtractError(f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:
-        raise ExtractError("JSON nested too deeply to parse", code="LL998") from None
+        raise ExtractError("JSON nested too deeply to parse") from None
     except ValueError as exc:  # e.g. integer string too long to convert
-        raise ExtractError(f"JSON value error: {exc}", code="LL998") from None
+        raise ExtractError(f"JSON value error: {exc}") from None
 
 
 class _Walker:

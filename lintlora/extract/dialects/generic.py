@@ -114,10 +114,11 @@ def build(doc: ConfigDoc) -> TrainingSetup:
     """The TrainingSetup of a generic LoRA config (only what is written)."""
     mf: dict[str, Any] = {}
     name = _find(doc, _MODEL, convert=as_str)
-    if name is None:
+    if name is None and not isinstance(doc.node("model"), YMap):
         name = doc.setting("model", as_str)
-    if name is None:
-        name = doc.setting("model.name", as_str)
+    for key in ("model.name", "model.id", "model.path"):
+        if name is None:
+            name = doc.setting(key, as_str)
     if name is not None:
         mf["name_or_path"] = name
     dtype = _find(doc, ("torch_dtype", "dtype"), convert=as_dtype)

@@ -66,13 +66,15 @@ _SWITCHES = ("lora_query", "lora_key", "lora_value", "lora_projection", "lora_ml
 _SWITCH_DEFAULTS = {"lora_query": True, "lora_key": False, "lora_value": True,
                     "lora_projection": False, "lora_mlp": False, "lora_head": False}
 _LITGPT_KEYS = frozenset({"precision", "quantize", "devices", "num_nodes", "out_dir", "train",
-                          "eval", "logger_name", "data", *_SWITCHES})
+                          "eval", "logger_name", "data", "lora_r", "lora_alpha", "lora_dropout",
+                          *_SWITCHES})
 
 _LLAMA_STYLE = re.compile(
-    r"llama|mistral(?!.*mixtral)|gemma|qwen|vicuna|longchat|codellama|code-llama|smollm|"
-    r"open_llama|openllama|yi-|deepseek|nous-hermes|hermes|zephyr|mathstral|salamandra",
+    r"llama|mistral|gemma|qwen(?:1\.5|2|2\.5|3)|vicuna|longchat|codellama|code-llama|smollm|"
+    r"open_llama|openllama|yi-|deepseek-llm|r1-distill|nous-hermes|zephyr|mathstral",
     re.IGNORECASE)
-_MOE = re.compile(r"mixtral|moe|qwen\d?-?\d*b?-?a\d+b", re.IGNORECASE)
+# mixture-of-experts checkpoints name their MLP layers per expert
+_MOE = re.compile(r"mixtral|moe|-a\d+b|llama-4|llama4", re.IGNORECASE)
 _PHI3 = re.compile(r"phi-3|phi-4|phi3|phi4", re.IGNORECASE)
 
 # litgpt precision -> (bf16, fp16, weight dtype)

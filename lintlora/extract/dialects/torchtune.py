@@ -65,7 +65,7 @@ _SRC_DTYPE = "torchtune torchtune/training/precision.py get_dtype (None -> float
 
 _LLAMA_STYLE = frozenset({
     "llama2", "llama3", "llama3_1", "llama3_2", "llama3_3", "code_llama2", "mistral", "qwen2",
-    "qwen2_5", "qwen3", "gemma", "gemma2", "llama3_2_vision", "llama4",
+    "qwen2_5", "qwen3", "gemma", "gemma2",
 })
 _PHI3_STYLE = frozenset({"phi3", "phi4"})
 
@@ -191,6 +191,8 @@ def _lora(doc: ConfigDoc, family: str | None, comp: Setting | None) -> Lora:
         else:
             targets = Setting(None, Origin.UNKNOWN, attn.span, attn.key_span, None,
                               f"model.lora_attn_modules for torchtune family {family!r}")
+    elif attn is not None and not attn.known:
+        targets = attn
     else:
         targets = Setting(None, Origin.UNKNOWN, attn.span if attn else None,
                           attn.key_span if attn else None, None, "model.lora_attn_modules")
