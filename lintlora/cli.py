@@ -29,7 +29,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from lintlora.cli_app import app
 
-    return app.main(args=args, prog_name="lintlora")
+    try:
+        return app.main(args=args, prog_name="lintlora")
+    except BrokenPipeError:
+        # the reader went away (``lintlora ... | head``): stop quietly, as other linters do
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the last boundary: never a bare traceback
+        import os
+        import traceback
+
+        if os.environ.get("LINTLORA_DEBUG"):
+            traceback.print_exc()
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        sys.stderr.write(
+            f"lintlora: internal error: {type(exc).__name__}: {exc} (at "
+            f"{os.path.basename(where.filename)}:{where.lineno}); please report it at "
+            f"https://github.com/lintlora/lintlora/issues (set LINTLORA_DEBUG=1 for the "
+            f"traceback)\n")
+        return 2
 
 
 def __getattr__(name: str):

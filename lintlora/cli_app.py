@@ -325,7 +325,13 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str
 
 def _show_setups(result: Any, fmt: str, stream: Any, color: bool | None) -> None:
     """``--show-setup``: the extracted setups (task B's renderer), and any errors."""
-    from lintlora.report.setup_table import render_setups, setups_to_json
+    try:
+        from lintlora.report.setup_table import render_setups, setups_to_json
+    except ModuleNotFoundError as exc:
+        if exc.name != "lintlora.report.setup_table":
+            raise
+        raise click.UsageError("--show-setup is not available in this build "
+                               "(lintlora.report.setup_table is missing)") from None
 
     setups = [s for path in sorted(result.setups) for s in result.setups[path]]
     if fmt == "json":

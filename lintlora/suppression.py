@@ -58,6 +58,7 @@ _LINTLORA = re.compile(
     r"#\s*lintlora\s*:\s*(?P<kind>file-ignore|ignore)\b(?:\s*\[(?P<codes>[^\]]*)\])?",
     re.IGNORECASE)
 _CODE = re.compile(r"[A-Za-z]+[0-9]+")
+_MENTIONS = re.compile(r"noqa|lintlora", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -205,6 +206,8 @@ def notebook_cells(text: str) -> list[str]:
 def read_directives(text: str, kind: str) -> list[Directive]:
     """All suppression directives in a file of ``kind`` (python, notebook, yaml, json)."""
     directives: list[Directive] = []
+    if not _MENTIONS.search(text):  # most files hold no directive: skip tokenizing them
+        return directives
     if kind == "python":
         for line, col, comment, standalone in python_comments(text):
             directives.extend(_parse_comment(comment, line, col, None, standalone))

@@ -329,3 +329,29 @@ def test_version_imports_nothing_heavy():
     for heavy in ("libcst", "rich", "yaml", "click", "lintlora.rules", "lintlora.extract",
                   "lintlora.estimate", "lintlora.engine"):
         assert heavy not in imported, heavy
+
+
+def test_estimate_command_runs_through_the_main_app(work):
+    from lintlora.cli_app import _estimate_available
+
+    if not _estimate_available():
+        pytest.skip("lintlora.estimate.command not present")
+    result = invoke("estimate", "--model", "meta-llama/Llama-2-7b-hf", "--method", "qlora",
+                    "--batch-size", "1", "--seq-len", "512", "--gpu", "rtx3090",
+                    "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["estimate"]["device_bytes"] > doc["estimate"]["allocated_bytes"] > 0
+
+
+def test_unexpected_error_is_reported_without_a_traceback(work, monkeypatch, capsys):
+    import lintlora.report
+    from lintlora.cli import main
+
+    def broken_render(*args, **kwargs):
+        raise RuntimeError("reporter bug")
+
+    monkeypatch.setattr(lintlora.report, "render", broken_render)
+    assert main(["train.py"]) == 2
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: reporter bug" in err and "Traceback" not in err

@@ -136,7 +136,7 @@ def test_python_script_blocks_the_commit(repo):
     run("git", "add", "train.py")
     done = run("git", "commit", "-m", "bad", check=False)
     assert done.returncode != 0
-    assert "train.py:7:32 LL001 gradient-checkpointing-off" in done.stdout + done.stderr
+    assert "train.py:7:28 LL001 gradient-checkpointing-off" in done.stdout + done.stderr
 
     (work / "train.py").write_text(script.replace("gradient_checkpointing=False",
                                                   "gradient_checkpointing=True"))

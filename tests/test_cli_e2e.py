@@ -1,0 +1,209 @@
+"""End to end through the real extractors, rules and estimator: the ``lintlora`` command on the
+shipped fixtures, in every output format, with configuration and suppression.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCHEMA = os.path.join(REPO, "tests", "sarif-schema-2.1.0.json")
+FIXTURES = os.path.join(REPO, "fixtures")
+C11 = os.path.join(FIXTURES, "cases", "C11_axolotl_fp16_no_gc.yml")
+
+
+def _have_python_extractor() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("lintlora.extract.python") is not None
+
+
+needs_python = pytest.mark.skipif(not _have_python_extractor(),
+                                  reason="the Python extractor is not in the tree yet")
+
+
+def lintlora(*args, cwd=REPO, env=None):
+    full_env = dict(os.environ, PYTHONPATH=REPO, **(env or {}))
+    full_env.pop("NO_COLOR", None)
+    return subprocess.run([sys.executable, "-m", "lintlora", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True)
+
+
+def _json(done):
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def _fixture_paths():
+    """Every fixture folder that holds lintable files (extractor-specific ones as they exist)."""
+    if not _have_python_extractor():
+        return ["fixtures/configs", "fixtures/cases/C11_axolotl_fp16_no_gc.yml"]
+    paths = ["fixtures/configs", "fixtures/cases"]
+    if _have_python_extractor():
+        paths += [p for p in ("fixtures/examples", "fixtures/rules", "fixtures/python")
+                  if os.path.isdir(os.path.join(REPO, p))]
+    return paths
+
+
+# ---- YAML (real extractor) ---------------------------------------------------------------------
+
+def test_yaml_case_findings_and_exit_status():
+    doc = _json(lintlora(C11, "--gpu", "rtx3090", "--format", "json"))
+    got = [(f["code"], f["line"]) for f in doc["findings"]]
+    assert ("LL001", 21) in got and ("LL002", 20) in got
+    ll001 = next(f for f in doc["findings"] if f["code"] == "LL001")
+    assert ll001["path"] == "fixtures/cases/C11_axolotl_fp16_no_gc.yml"
+    assert ll001["estimate"]["peak_bytes"] > ll001["estimate"]["peak_after_fix_bytes"] > 0
+    assert ll001["estimate"]["gpu_memory_bytes"] == 24 * 2**30
+    assert lintlora(C11, "--select", "LL001", "--fail-on", "error", "--gpu", "h100").returncode == 0
+
+
+def test_yaml_suppression_on_the_key_and_the_line_above(tmp_path):
+    with open(C11, encoding="utf-8") as handle:
+        text = handle.read()
+    above = text.replace("gradient_checkpointing: false",
+                         "# lintlora: ignore[LL001]\ngradient_checkpointing: false")
+    (tmp_path / "above.yml").write_text(above)
+    trailing = text.replace("gradient_checkpointing: false",
+                            "gradient_checkpointing: false  # noqa: LL001")
+    (tmp_path / "trailing.yml").write_text(trailing)
+    wrong = text.replace("fp16: true", "fp16: true  # lintlora: ignore[LL001]")
+    (tmp_path / "wrong.yml").write_text(wrong)
+    doc = _json(lintlora("above.yml", "trailing.yml", "wrong.yml", "--format", "json",
+                         cwd=tmp_path))
+    got = sorted((f["path"], f["code"]) for f in doc["findings"] if f["code"] in ("LL001", "LL900"))
+    assert got == [("wrong.yml", "LL001"), ("wrong.yml", "LL900")]
+
+
+def test_config_file_drives_a_yaml_run(tmp_path):
+    shutil.copy(C11, tmp_path / "axolotl.yml")
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+        [tool.lintlora]
+        ignore = ["LL002"]
+        gpu = "rtx3090"
+        fail-on = "error"
+    """))
+    done = lintlora("axolotl.yml", "--format", "json", cwd=tmp_path)
+    doc = _json(done)
+    assert [f["code"] for f in doc["findings"]] == ["LL001"]
+    assert doc["findings"][0]["estimate"]["gpu"] is not None  # gpu from the file
+    assert done.returncode == 1  # LL001 does not fit on the card: an error
+    (tmp_path / "pyproject.toml").write_text('[tool.lintlora]\nignroe = ["LL002"]\n')
+    done = lintlora("axolotl.yml", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "pyproject.toml" in done.stderr and "'ignroe'" in done.stderr
+
+
+# ---- every format over the fixtures ----------------------------------------------------------
+
+def test_sarif_over_the_fixtures_validates():
+    import jsonschema
+
+    done = lintlora(*_fixture_paths(), "--gpu", "rtx3090", "--format", "sarif")
+    assert done.returncode in (0, 1), done.stderr
+    doc = json.loads(done.stdout)
+    with open(SCHEMA, encoding="utf-8") as handle:
+        jsonschema.Draft4Validator(json.load(handle)).validate(doc)
+    run = doc["runs"][0]
+    assert run["results"], "the fixtures should produce findings"
+    ids = {r["id"] for r in run["tool"]["driver"]["rules"]}
+    assert {"LL000", "LL001", "LL007", "LL900"} <= ids
+    for rule in run["tool"]["driver"]["rules"]:
+        if rule["id"].startswith("LL"):
+            assert rule["helpUri"].endswith(f"/rules/{rule['id']}.md")
+            assert os.path.exists(os.path.join(REPO, "rules", f"{rule['id']}.md"))
+    assert all("estimate" in r["properties"] for r in run["results"] if r["ruleId"] != "LL000")
+    assert run["invocations"][0]["executionSuccessful"] is True
+
+
+def test_markdown_over_the_fixtures_renders_a_table():
+    from markdown_it import MarkdownIt
+
+    done = lintlora(*_fixture_paths(), "--gpu", "rtx3090", "--format", "markdown")
+    html = MarkdownIt("commonmark").enable("table").render(done.stdout)
+    body = html.split("<tbody>")[1].split("</tbody>")[0]
+    rows = body.count("<tr>")
+    assert rows == len(_json(lintlora(*_fixture_paths(), "--gpu", "rtx3090",
+                                      "--format", "json"))["findings"])
+    assert body.count("<td>") == rows * 7  # every row kept its seven cells
+    assert " GiB</td>" in body and "GeForce RTX 3090 (24.0 GiB)" in body
+
+
+def test_github_annotations_over_the_fixtures():
+    done = lintlora(*_fixture_paths(), "--gpu", "rtx3090", "--format", "github")
+    lines = done.stdout.splitlines()
+    commands = [line for line in lines if line.startswith("::")]
+    assert commands and all(line.split(" ", 1)[0] in ("::error", "::warning", "::notice")
+                            for line in commands)
+    assert all("title=LL" in line and ",line=" in line for line in commands)
+    assert lines[-1].startswith("lintlora: ")
+
+
+def test_output_is_byte_identical_across_runs_and_argument_order():
+    paths = _fixture_paths()
+    first = lintlora(*paths, "--format", "json", "--gpu", "a10g").stdout
+    second = lintlora(*reversed(paths), "--format", "json", "--gpu", "a10g").stdout
+    assert first == second and json.loads(first)["findings"]
+
+
+def test_text_output_groups_and_summarises():
+    done = lintlora(C11, "--gpu", "rtx3090")
+    lines = done.stdout.splitlines()
+    assert lines[0] == "fixtures/cases/C11_axolotl_fp16_no_gc.yml"
+    assert lines[1].startswith("fixtures/cases/C11_axolotl_fp16_no_gc.yml:20:")
+    assert any(line.startswith("    peak ≈ ") and "GeForce RTX 3090: 24.0 GiB" in line
+               for line in lines)
+    assert lines[-1].startswith("Found 2 problems")
+
+
+# ---- Python (real extractor, once it is in the tree) ------------------------------------------
+
+@needs_python
+def test_python_suppression_inside_multiline_training_arguments(tmp_path):
+    script = textwrap.dedent("""\
+        from peft import LoraConfig, get_peft_model
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+        model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")
+        model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))
+        model.print_trainable_parameters()
+        args = TrainingArguments(
+            output_dir="out",
+            per_device_train_batch_size=4,{comment}
+            gradient_checkpointing=False,
+        )
+        Trainer(model=model, args=args, train_dataset=train_dataset).train()
+    """)
+    (tmp_path / "plain.py").write_text(script.format(comment=""))
+    (tmp_path / "quiet.py").write_text(script.format(comment="  # lintlora: ignore[LL001]"))
+    doc = _json(lintlora("plain.py", "quiet.py", "--select", "LL001,LL900", "--format", "json",
+                         cwd=tmp_path))
+    assert [(f["path"], f["code"], f["line"]) for f in doc["findings"]] == [
+        ("plain.py", "LL001", 10)]
+
+
+@needs_python
+def test_syntax_error_file_does_not_stop_the_run(tmp_path):
+    (tmp_path / "broken.py").write_text("from transformers import Trainer\ndef f(:\n")
+    shutil.copy(C11, tmp_path / "cfg.yml")
+    doc = _json(lintlora(".", "--format", "json", cwd=tmp_path))
+    codes = [(f["path"], f["code"]) for f in doc["findings"]]
+    assert ("broken.py", "LL000") in codes and ("cfg.yml", "LL001") in codes
+
+
+@needs_python
+def test_show_setup_prints_the_extracted_values():
+    pytest.importorskip("lintlora.report.setup_table")
+    example = os.path.join(FIXTURES, "examples", "qlora_trainer.py")
+    done = lintlora(example, "--show-setup")
+    assert done.returncode == 0, done.stderr
+    assert "per_device_train_batch_size" in done.stdout
+    doc = json.loads(lintlora(example, "--show-setup", "--format", "json").stdout)
+    assert doc["setups"] and doc["errors"] == []
