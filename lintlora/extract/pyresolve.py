@@ -1,0 +1,1751 @@
+"""Static evaluation of expressions in a script, without running it.
+
+:class:`Resolver` answers "what value does this expression have, and where was it written?"
+for the expressions the extractor cares about. It follows values the way scripts route them:
+literals; names assigned in the module or the enclosing function (the last assignment that
+runs before the use; ``if`` tests that can be decided pick a branch); tuple unpacking;
+``dict(...)``/``{...}`` with later item assignments and ``.update``; list ``.append``;
+arithmetic, comparisons, f-strings, ``x if c else y``; argparse ``add_argument`` defaults read
+through ``args.NAME``; dataclass ``field(default=...)`` through ``HfArgumentParser``; helper
+functions (their ``return``, their parameters bound to the call's arguments, or their defaults);
+``os.environ.get("X", default)``; ``getattr(torch, "bfloat16")``; attribute assignments made
+after an object is built.
+
+Values are :class:`V` instances: :class:`Const` (plain data with its :class:`Origin`, the node
+it was written at and a ``source`` naming the path it took), :class:`DictV`/:class:`SeqV`
+(containers whose items may be objects), :class:`Obj` (an object the extractor tracks: an
+imported name, a local function or class, a call of a recognised constructor, an argparse
+namespace, a dataclass instance...), and :class:`Unknown` (with the reason). Nothing is ever
+guessed: when two assignments could apply and disagree, the value is unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from typing import Any, Callable, Iterable
+
+import libcst as cst
+
+from lintlora.extract.pyindex import Binding, CallRecord, Guard, ModuleIndex, Scope, _dotted
+from lintlora.training_setup import Origin
+
+__all__ = ["DType", "V", "Const", "Unknown", "Obj", "DictV", "SeqV", "Env", "Frame", "Resolver",
+           "weakest", "INF"]
+
+INF = 1 << 60
+_MAX_DEPTH = 60
+
+_ORIGIN_RANK = {
+    Origin.LITERAL: 0, Origin.VARIABLE: 1, Origin.CONFIG_FILE: 2, Origin.CLI_OVERRIDE: 2,
+    Origin.ARGPARSE_DEFAULT: 3, Origin.DATACLASS_DEFAULT: 3, Origin.FUNCTION_DEFAULT: 3,
+    Origin.ENV_DEFAULT: 3, Origin.LIBRARY_DEFAULT: 4, Origin.ASSUMED: 5, Origin.UNKNOWN: 6,
+}
+
+
+class DType(str):
+    """A torch dtype, by its ``torch`` attribute name (``DType("bfloat16")``)."""
+
+    __slots__ = ()
+
+
+_TORCH_DTYPES = {
+    "bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32",
+    "float": "float32", "float64": "float64", "double": "float64", "uint8": "uint8",
+    "int8": "int8", "float8_e4m3fn": "float8_e4m3fn",
+}
+
+
+# ---- values ---------------------------------------------------------------------------------
+class V:
+    """A static value."""
+
+    __slots__ = ()
+
+
+class Const(V):
+    """Plain data (numbers, strings, bools, ``None``, tuples, dicts, :class:`DType`)."""
+
+    __slots__ = ("value", "origin", "node", "source")
+
+    def __init__(self, value: Any, origin: Origin = Origin.LITERAL,
+                 node: cst.CSTNode | None = None, source: str | None = None) -> None:
+        self.value = value
+        self.origin = origin
+        self.node = node
+        self.source = source
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Const({self.value!r}, {self.origin.value}, {self.source!r})"
+
+
+class Unknown(V):
+    """A value that cannot be resolved statically; ``reason`` says why."""
+
+    __slots__ = ("node", "reason")
+
+    def __init__(self, node: cst.CSTNode | None = None, reason: str = "") -> None:
+        self.node = node
+        self.reason = reason
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Unknown({self.reason!r})"
+
+
+class Obj(V):
+    """A tracked object.
+
+    ``kind``: ``"qual"`` (an imported name; ``data`` the dotted qualified name), ``"scope"``
+    (a local ``def``/``class``; ``data`` the :class:`Scope`), ``"call"`` (a call of a recognised
+    callable; ``data`` its canonical name, ``node`` the call, ``env`` where it was evaluated),
+    ``"instance"`` (an instance of a local or library class; ``data`` the class value, ``node``
+    the creating call, ``extra`` the config-file values when parsed from one),
+    ``"argparse_ns"`` (``data`` the parser), ``"argparse_group"``, ``"namespace"``
+    (``SimpleNamespace``/``argparse.Namespace``; ``data`` a :class:`DictV`), ``"vars"``
+    (``vars(x)``/``asdict(x)``; ``data`` the object), ``"builtin"`` (``data`` its name),
+    ``"self"`` (``data`` the class scope).
+    """
+
+    __slots__ = ("kind", "data", "node", "env", "extra")
+
+    def __init__(self, kind: str, data: Any = None, node: cst.CSTNode | None = None,
+                 env: "Env | None" = None, extra: Any = None) -> None:
+        self.kind = kind
+        self.data = data
+        self.node = node
+        self.env = env
+        self.extra = extra
+
+    def same(self, other: V) -> bool:
+        return (isinstance(other, Obj) and other.kind == self.kind and other.node is self.node
+                and (other.data is self.data or other.data == self.data))
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Obj({self.kind}, {self.data!r})"
+
+
+class DictV(V):
+    """A dict built in the script: ``items`` maps each string key to ``(value, key node)``;
+    ``complete`` is False when some entries could not be resolved (an unknown ``**`` or
+    ``.update``), so a missing key may still be present at run time."""
+
+    __slots__ = ("items", "complete", "node", "unresolved")
+
+    def __init__(self, items: dict, complete: bool = True, node: cst.CSTNode | None = None,
+                 unresolved: tuple[str, ...] = ()) -> None:
+        self.items = items
+        self.complete = complete
+        self.node = node
+        self.unresolved = unresolved
+
+
+class SeqV(V):
+    """A tuple or list whose items may be objects (``HfArgumentParser((A, B))``, the tuple a
+    helper returns)."""
+
+    __slots__ = ("items", "node")
+
+    def __init__(self, items: list, node: cst.CSTNode | None = None) -> None:
+        self.items = items
+        self.node = node
+
+
+def weakest(*origins: Origin) -> Origin:
+    """The least certain of several origins (a literal combined with a default is a default)."""
+    best = Origin.LITERAL
+    for o in origins:
+        if _ORIGIN_RANK[o] > _ORIGIN_RANK[best]:
+            best = o
+    return best
+
+
+# ---- environments ---------------------------------------------------------------------------
+class Frame:
+    """One invocation context of a function (arguments bound to a call) and/or fixed values for
+    loop variables (a sweep expanded by the extractor)."""
+
+    __slots__ = ("func", "call", "caller", "loop", "depth")
+
+    def __init__(self, func: Scope | None = None, call: cst.Call | None = None,
+                 caller: "Env | None" = None, loop: dict | None = None, depth: int = 0) -> None:
+        self.func = func
+        self.call = call
+        self.caller = caller
+        self.loop = loop or {}
+        self.depth = depth
+
+
+class Env:
+    """Where an expression is evaluated: its scope and (optionally) a :class:`Frame`."""
+
+    __slots__ = ("scope", "frame")
+
+    def __init__(self, scope: Scope, frame: Frame | None = None) -> None:
+        self.scope = scope
+        self.frame = frame
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+def _literal_string(node: cst.SimpleString) -> str | bytes | None:
+    try:
+        return ast.literal_eval(node.value)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _number(node: cst.BaseExpression) -> Any:
+    try:
+        return ast.literal_eval(node.value.replace("_", ""))  # type: ignore[attr-defined]
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    cst.Add: lambda a, b: a + b,
+    cst.Subtract: lambda a, b: a - b,
+    cst.Multiply: lambda a, b: a * b,
+    cst.Divide: lambda a, b: a / b,
+    cst.FloorDivide: lambda a, b: a // b,
+    cst.Modulo: lambda a, b: a % b,
+    cst.Power: lambda a, b: a ** b if abs(b) <= 64 else None,
+    cst.BitOr: lambda a, b: a | b,
+    cst.BitAnd: lambda a, b: a & b,
+}
+_CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
+    cst.Equal: lambda a, b: a == b,
+    cst.NotEqual: lambda a, b: a != b,
+    cst.LessThan: lambda a, b: a < b,
+    cst.LessThanEqual: lambda a, b: a <= b,
+    cst.GreaterThan: lambda a, b: a > b,
+    cst.GreaterThanEqual: lambda a, b: a >= b,
+    cst.In: lambda a, b: a in b,
+    cst.NotIn: lambda a, b: a not in b,
+    cst.Is: lambda a, b: a is b,
+    cst.IsNot: lambda a, b: a is not b,
+}
+_PLAIN = (bool, int, float, str, bytes, type(None))
+_STR_METHODS = {"split", "rsplit", "strip", "lstrip", "rstrip", "lower", "upper", "replace",
+                "format", "join", "startswith", "endswith", "title"}
+_LIST_MUTATORS = {"append", "extend", "insert", "remove"}
+_DICT_MUTATORS = {"update", "setdefault", "pop"}
+_FLOW_METHODS = {"to", "cuda", "half", "bfloat16", "float", "train", "eval", "requires_grad_"}
+
+
+def _is_plain(value: Any) -> bool:
+    if isinstance(value, _PLAIN):
+        return True
+    if isinstance(value, tuple):
+        return all(_is_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, (str, int)) and _is_plain(v) for k, v in value.items())
+    return False
+
+
+def _truth(value: Any) -> bool | None:
+    try:
+        return bool(value)
+    except Exception:  # pragma: no cover - plain data always has a truth value
+        return None
+
+
+class Resolver:
+    """Evaluates expressions of one indexed module.
+
+    ``text_of(node)`` gives a node's source text (for messages); ``base_dir`` is the folder of
+    the script, used to read JSON/YAML files it names by literal path (``None`` disables it).
+    """
+
+    def __init__(self, index: ModuleIndex, text_of: Callable[[cst.CSTNode], str],
+                 base_dir: str | None = None) -> None:
+        self.index = index
+        self.text_of = text_of
+        self.base_dir = base_dir
+        self.module_env = Env(index.root)
+        self._depth = 0
+        self._memo: dict[tuple, V] = {}
+        self._active: set[tuple] = set()
+        self._callsites: dict[int, list[CallRecord]] | None = None
+        self._argparse: dict[int, dict[str, tuple]] = {}
+        self._method_calls: dict[tuple[str, str], list[CallRecord]] | None = None
+        self._star_imports = [b.value for b in index.root.bindings.get("*", ())]
+        self._file_cache: dict[str, Any] = {}
+        self._call_index = {id(r.node): r for r in index.calls}
+        self._kwargs_memo: dict[tuple, tuple] = {}
+
+    # ---- public entry points -----------------------------------------------------------------
+    def ev(self, node: cst.BaseExpression | None, env: Env, order: int) -> V:
+        """The value of ``node`` evaluated in ``env`` at statement ``order``."""
+        if node is None:
+            return Const(None)
+        key = (id(node), id(env.frame), env.scope is self.index.root, order)
+        memo = self._memo.get(key)
+        if memo is not None:
+            return memo
+        if key in self._active or self._depth > _MAX_DEPTH:
+            return Unknown(node, "the value depends on itself")
+        self._active.add(key)
+        self._depth += 1
+        try:
+            result = self._ev(node, env, order)
+        except RecursionError:
+            result = Unknown(node, "too deeply nested to follow")
+        finally:
+            self._depth -= 1
+            self._active.discard(key)
+        self._memo[key] = result
+        return result
+
+    def env_for(self, rec: CallRecord) -> Env:
+        """The environment a recorded call is evaluated in (no call context)."""
+        return Env(rec.scope) if rec.scope is not self.index.root else self.module_env
+
+    def qualname(self, node: cst.BaseExpression, env: Env, order: int) -> str | None:
+        """The qualified name an expression refers to (``transformers.TrainingArguments``)."""
+        v = self.ev(node, env, order)
+        return v.data if isinstance(v, Obj) and v.kind == "qual" else None
+
+    def guard_state(self, guards: tuple, scope: Scope, frame: Frame | None
+                    ) -> tuple[bool | None, Const | None]:
+        """Whether statements under ``guards`` run: True, False or None (cannot tell), and the
+        deciding constant when the decision rests on a resolved value (for its origin)."""
+        state: bool | None = True
+        decider: Const | None = None
+        for g in guards:
+            if g.kind == "loop":
+                continue
+            if g.kind == "maybe":
+                state = None
+                continue
+            v = self.ev(g.test, Env(scope, frame), g.order)
+            if not isinstance(v, Const):
+                state = None
+                continue
+            t = _truth(v.value)
+            if t is None:
+                state = None
+                continue
+            if t != g.polarity:
+                return False, v
+            if decider is None or _ORIGIN_RANK[v.origin] > _ORIGIN_RANK[decider.origin]:
+                decider = v
+        return state, decider
+
+    # ---- dispatch ----------------------------------------------------------------------------
+    def _ev(self, node: cst.BaseExpression, env: Env, order: int) -> V:
+        t = type(node)
+        if t is cst.Name:
+            name = node.value
+            if name == "True":
+                return Const(True, Origin.LITERAL, node)
+            if name == "False":
+                return Const(False, Origin.LITERAL, node)
+            if name == "None":
+                return Const(None, Origin.LITERAL, node)
+            return self.lookup(name, env, order, node)
+        if t is cst.Integer or t is cst.Float:
+            v = _number(node)
+            return Const(v, Origin.LITERAL, node) if v is not None else Unknown(node, "number")
+        if t is cst.SimpleString:
+            s = _literal_string(node)
+            return Const(s, Origin.LITERAL, node) if s is not None else Unknown(node, "string")
+        if t is cst.ConcatenatedString:
+            left = self.ev(node.left, env, order)
+            right = self.ev(node.right, env, order)
+            if isinstance(left, Const) and isinstance(right, Const):
+                try:
+                    return self._combine(left.value + right.value, node, left, right)
+                except TypeError:
+                    return Unknown(node, "string")
+            return Unknown(node, "string")
+        if t is cst.FormattedString:
+            return self._fstring(node, env, order)
+        if t is cst.Attribute:
+            return self._attribute(node, env, order)
+        if t is cst.Call:
+            return self._call(node, env, order)
+        if t in (cst.List, cst.Tuple, cst.Set):
+            return self._sequence(node, env, order, sort=t is cst.Set)
+        if t is cst.Dict:
+            return self._dict_literal(node, env, order)
+        if t is cst.Subscript:
+            return self._subscript(node, env, order)
+        if t is cst.BinaryOperation:
+            return self._binop(node.operator, self.ev(node.left, env, order),
+                               self.ev(node.right, env, order), node)
+        if t is cst.UnaryOperation:
+            v = self.ev(node.expression, env, order)
+            if not isinstance(v, Const):
+                return Unknown(node, getattr(v, "reason", ""))
+            op = type(node.operator)
+            try:
+                if op is cst.Minus:
+                    return self._combine(-v.value, node, v)
+                if op is cst.Plus:
+                    return self._combine(+v.value, node, v)
+                if op is cst.Not:
+                    return self._combine(not v.value, node, v)
+            except TypeError:
+                pass
+            return Unknown(node, "operation")
+        if t is cst.BooleanOperation:
+            left = self.ev(node.left, env, order)
+            if isinstance(left, Const):
+                truth = _truth(left.value)
+                is_and = type(node.operator) is cst.And
+                if truth is not None and truth != is_and:
+                    return self._combine(left.value, node, left)
+                right = self.ev(node.right, env, order)
+                if isinstance(right, Const):
+                    return self._combine(right.value, node, left, right)
+                return right if truth is not None else Unknown(node, "condition")
+            return Unknown(node, getattr(left, "reason", "condition"))
+        if t is cst.Comparison:
+            return self._compare(node, env, order)
+        if t is cst.IfExp:
+            test = self.ev(node.test, env, order)
+            if isinstance(test, Const) and _truth(test.value) is not None:
+                chosen = self.ev(node.body if test.value else node.orelse, env, order)
+                return self._weaken(chosen, test)
+            a = self.ev(node.body, env, order)
+            b = self.ev(node.orelse, env, order)
+            if isinstance(a, Const) and isinstance(b, Const) and a.value == b.value:
+                return a
+            return Unknown(node, f"depends on `{self._text(node.test)}`")
+        if t is cst.NamedExpr:
+            return self.ev(node.value, env, order)
+        if t is cst.Await:
+            return Unknown(node, "await")
+        if t is cst.Lambda:
+            return Obj("lambda", node.body, node, env)
+        return Unknown(node, "expression")
+
+    def _text(self, node: cst.CSTNode) -> str:
+        try:
+            return self.text_of(node)
+        except Exception:  # pragma: no cover - positions always exist for indexed nodes
+            return "?"
+
+    # ---- constants -------------------------------------------------------------------------
+    def _combine(self, value: Any, node: cst.CSTNode, *parts: Const) -> V:
+        if not _is_plain(value) and not isinstance(value, DType):
+            return Unknown(node, "not plain data")
+        origin = weakest(*(p.origin for p in parts))
+        source = None
+        for p in parts:
+            if p.origin is origin and p.source:
+                source = p.source
+                break
+        if origin is Origin.LITERAL:
+            return Const(value, Origin.LITERAL, node)
+        return Const(value, origin, node, source)
+
+    def _weaken(self, v: V, decider: Const | None) -> V:
+        """Make ``v`` carry the weaker origin of the constant that decided which branch ran."""
+        if (decider is None or not isinstance(v, Const)
+                or _ORIGIN_RANK[decider.origin] <= _ORIGIN_RANK[v.origin]
+                or decider.origin in (Origin.LITERAL, Origin.VARIABLE)):
+            return v
+        return Const(v.value, decider.origin, v.node, decider.source)
+
+    def _binop(self, op: cst.BaseBinaryOp, a: V, b: V, node: cst.CSTNode) -> V:
+        if not (isinstance(a, Const) and isinstance(b, Const)):
+            reason = a.reason if isinstance(a, Unknown) else getattr(b, "reason", "")
+            return Unknown(node, reason or "operation on unresolved values")
+        f = _BINOPS.get(type(op))
+        if f is None:
+            return Unknown(node, "operation")
+        av, bv = a.value, b.value
+        if isinstance(av, str) and isinstance(bv, tuple) and type(op) is cst.Modulo:
+            pass
+        try:
+            value = f(av, bv)
+        except Exception:
+            return Unknown(node, "operation fails on these values")
+        if value is None and not (av is None or bv is None):
+            return Unknown(node, "operation")
+        if isinstance(value, str) and len(value) > 10_000:
+            return Unknown(node, "string too long")
+        return self._combine(value, node, a, b)
+
+    def _compare(self, node: cst.Comparison, env: Env, order: int) -> V:
+        left = self.ev(node.left, env, order)
+        parts = [left]
+        result = True
+        for target in node.comparisons:
+            right = self.ev(target.comparator, env, order)
+            parts.append(right)
+            f = _CMPOPS.get(type(target.operator))
+            if not (isinstance(left, Const) and isinstance(right, Const)) or f is None:
+                return Unknown(node, "comparison of unresolved values")
+            try:
+                ok = f(left.value, right.value)
+            except Exception:
+                return Unknown(node, "comparison")
+            result = result and bool(ok)
+            left = right
+        return self._combine(result, node, *parts)  # type: ignore[arg-type]
+
+    def _fstring(self, node: cst.FormattedString, env: Env, order: int) -> V:
+        out = []
+        parts: list[Const] = []
+        for part in node.parts:
+            if type(part) is cst.FormattedStringText:
+                out.append(part.value)
+                continue
+            v = self.ev(part.expression, env, order)
+            if not isinstance(v, Const) or part.format_spec:
+                return Unknown(node, "f-string with unresolved parts")
+            parts.append(v)
+            conv = part.conversion
+            out.append(repr(v.value) if conv == "r" else str(v.value))
+        text = "".join(out).replace("{{", "{").replace("}}", "}")
+        if not parts:
+            return Const(text, Origin.LITERAL, node)
+        return self._combine(text, node, *parts)
+
+    def _sequence(self, node: cst.List | cst.Tuple | cst.Set, env: Env, order: int,
+                  sort: bool = False) -> V:
+        items: list[V] = []
+        for el in node.elements:
+            if type(el) is cst.StarredElement:
+                v = self.ev(el.value, env, order)
+                if isinstance(v, Const) and isinstance(v.value, tuple):
+                    items.extend(Const(x, v.origin, v.node, v.source) for x in v.value)
+                    continue
+                if isinstance(v, SeqV):
+                    items.extend(v.items)
+                    continue
+                return Unknown(node, "unpacks an unresolved sequence")
+            items.append(self.ev(el.value, env, order))
+        if all(isinstance(i, Const) for i in items):
+            values = tuple(i.value for i in items)  # type: ignore[union-attr]
+            if sort:
+                try:
+                    values = tuple(sorted(set(values)))
+                except TypeError:
+                    return Unknown(node, "set of mixed values")
+            return self._combine(values, node, *items) if items else Const((), Origin.LITERAL, node)
+        return SeqV(items, node)
+
+    def _dict_literal(self, node: cst.Dict, env: Env, order: int) -> V:
+        items: dict = {}
+        complete = True
+        unresolved: list[str] = []
+        for el in node.elements:
+            if type(el) is cst.StarredDictElement:
+                inner = self.as_mapping(self.ev(el.value, env, order))
+                if inner is None:
+                    complete = False
+                    unresolved.append("**" + self._text(el.value))
+                    continue
+                items.update(inner.items)
+                complete = complete and inner.complete
+                unresolved.extend(inner.unresolved)
+                continue
+            k = self.ev(el.key, env, order)
+            if not isinstance(k, Const) or not isinstance(k.value, (str, int)):
+                complete = False
+                unresolved.append(self._text(el.key))
+                continue
+            items[k.value] = (self.ev(el.value, env, order), el.key)
+        return DictV(items, complete, node, tuple(unresolved))
+
+    def _subscript(self, node: cst.Subscript, env: Env, order: int) -> V:
+        if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+            return Unknown(node, "slice")
+        key_node = node.slice[0].slice.value
+        # item assignments on a plain name are handled by lookup's mutation pass
+        base = self.ev(node.value, env, order)
+        key = self.ev(key_node, env, order)
+        if isinstance(base, Obj) and base.kind == "qual" and base.data in ("os.environ",):
+            return Unknown(node, f"environment variable {self._text(key_node)} (set at launch)")
+        if not isinstance(key, Const):
+            return Unknown(node, "unresolved key")
+        return self.item(base, key.value, node)
+
+    def item(self, base: V, key: Any, node: cst.CSTNode | None) -> V:
+        """``base[key]``."""
+        if isinstance(base, DictV):
+            hit = base.items.get(key)
+            if hit is not None:
+                return hit[0]
+            return Unknown(node, f"key {key!r} not found" if base.complete else
+                           f"key {key!r} may come from {', '.join(base.unresolved) or 'elsewhere'}")
+        if isinstance(base, Const):
+            try:
+                return Const(base.value[key], base.origin, base.node, base.source)
+            except Exception:
+                return Unknown(node, "index")
+        if isinstance(base, SeqV) and isinstance(key, int):
+            try:
+                return base.items[key]
+            except IndexError:
+                return Unknown(node, "index")
+        if isinstance(base, Obj) and base.kind == "file":
+            data = base.data
+            if isinstance(data, dict) and key in data:
+                return self._file_value(data[key], base)
+            return Unknown(node, f"key {key!r} not in {base.extra}")
+        return Unknown(node, getattr(base, "reason", "") or "item of an unresolved value")
+
+    # ---- names -------------------------------------------------------------------------------
+    def lookup(self, name: str, env: Env, order: int, node: cst.CSTNode | None = None) -> V:
+        """The value a name has at ``order`` in ``env``."""
+        frame = env.frame
+        if frame is not None and name in frame.loop:
+            return frame.loop[name]
+        scope: Scope | None = env.scope
+        use_scope = env.scope
+        o = order
+        while scope is not None:
+            if scope.kind == "class" and scope is not use_scope:
+                scope = scope.parent
+                continue
+            if name in scope.globals and scope.parent is not None:
+                scope = scope.module()
+                o = INF
+            bindings = scope.bindings.get(name)
+            if bindings:
+                f = frame if scope is use_scope else None
+                v = self._choose(name, bindings, scope, f, o, node)
+                if v is not None:
+                    return v
+            if scope.kind == "function":
+                o = INF  # names of enclosing scopes are read when the function runs, later
+            scope = scope.parent
+        for base in reversed(self._star_imports):
+            if not base.startswith("."):
+                return Obj("qual", f"{base}.{name}")
+        if name in _BUILTINS:
+            return Obj("builtin", name)
+        return Unknown(node, f"`{name}` is never defined in this file")
+
+    def _choose(self, name: str, bindings: list[Binding], scope: Scope, frame: Frame | None,
+                order: int, node: cst.CSTNode | None) -> V | None:
+        base: Binding | None = None
+        base_decider: Const | None = None
+        alts: list[Binding] = []
+        for b in reversed(bindings):
+            if b.order >= order:
+                continue
+            state, decider = self.guard_state(b.guards, b.scope, frame)
+            if state is False:
+                continue
+            if state is True:
+                base, base_decider = b, decider
+                break
+            alts.append(b)
+        if base is None and not alts:
+            return None
+        if base is not None:
+            # an `except` fallback does not replace what the `try` body bound
+            alts = [a for a in alts if not any(g.kind == "maybe" for g in a.guards)]
+        chosen = ([base] if base is not None else []) + alts
+        values = [self._binding_value(b, frame, order, node) for b in chosen]
+        first = values[0]
+        if len(values) == 1 or all(_same(first, v) for v in values[1:]):
+            return self._weaken(first, base_decider) if base is not None else first
+        texts = sorted({f"line-order {b.order}" for b in chosen})
+        return Unknown(node, f"`{name}` is assigned differently in branches that may run "
+                             f"({len(texts)} assignments)")
+
+    def _binding_value(self, b: Binding, frame: Frame | None, use_order: int,
+                       node: cst.CSTNode | None) -> V:
+        kind = b.kind
+        env = Env(b.scope, frame) if frame is not None else (
+            self.module_env if b.scope is self.index.root else Env(b.scope))
+        if kind in ("assign", "annassign"):
+            if b.value is None:
+                return Unknown(node, f"`{b.name}` is declared without a value")
+            v = self.ev(b.value, env, b.order)
+            for i in b.path:
+                v = self.item(v, i, node) if not isinstance(v, Obj) else Unknown(node, "unpacking")
+            v = self._apply_mutations(b, v, env, use_order)
+            if isinstance(v, Const):
+                if v.origin is Origin.LITERAL:
+                    return Const(v.value, Origin.VARIABLE, v.node, b.name)
+            return v
+        if kind == "import":
+            return Obj("qual", b.value)
+        if kind in ("def", "class"):
+            return Obj("scope", b.value, b.node)
+        if kind == "param":
+            return self._param(b, frame, node)
+        if kind == "for":
+            it = self.ev(b.value, env, b.order)
+            if isinstance(it, Const) and isinstance(it.value, tuple) and it.value and not b.path:
+                if all(x == it.value[0] for x in it.value):
+                    return Const(it.value[0], weakest(it.origin, Origin.VARIABLE), it.node, b.name)
+            return Unknown(node, f"`{b.name}` takes each value of a loop")
+        if kind == "augassign":
+            prev = self.lookup(b.name, env, b.order, node)
+            rhs = self.ev(b.value, env, b.order)
+            if isinstance(b.op, cst.BaseAugOp):
+                op_name = type(b.op).__name__.replace("Assign", "")
+                op = getattr(cst, op_name, None)
+                if op is not None:
+                    v = self._binop(op(), prev, rhs, b.node)
+                    if isinstance(v, Const) and v.origin is Origin.LITERAL:
+                        return Const(v.value, Origin.VARIABLE, v.node, b.name)
+                    return v
+            return Unknown(node, "augmented assignment")
+        if kind == "with":
+            return Unknown(node, f"`{b.name}` is bound by a `with` statement")
+        return Unknown(node, f"`{b.name}` cannot be followed")
+
+    def _apply_mutations(self, b: Binding, v: V, env: Env, use_order: int) -> V:
+        """Apply item assignments / ``.update`` / ``.append`` made to the name after binding."""
+        if not isinstance(v, (DictV, Const)):
+            return v
+        if isinstance(v, Const) and not isinstance(v.value, tuple):
+            return v
+        name = b.name
+        events: list[tuple[int, str, Any]] = []
+        for m in self.index.mutations:
+            if (m.scope is b.scope and b.order < m.order < use_order and type(m.root) is cst.Name
+                    and m.root.value == name and m.kind in ("setitem", "augitem")):
+                events.append((m.order, m.kind, m))
+        for rec in self._method_calls_on(name, b.scope):
+            if b.order < rec.order < use_order:
+                events.append((rec.order, rec.method or "", rec))
+        if not events:
+            return v
+        events.sort(key=lambda e: e[0])
+        if isinstance(v, DictV):
+            items = dict(v.items)
+            complete = v.complete
+            unresolved = list(v.unresolved)
+            for _, kind, m in events:
+                state, _d = self.guard_state(m.guards, m.scope, env.frame)
+                if state is False:
+                    continue
+                if kind == "setitem":
+                    k = self.ev(m.key, env, m.order) if m.key is not None else None
+                    if not isinstance(k, Const):
+                        complete = False
+                        unresolved.append(self._text(m.node))
+                        continue
+                    val = self.ev(m.value, env, m.order)
+                    if state is None and k.value in items and not _same(items[k.value][0], val):
+                        val = Unknown(m.value, "assigned under a condition")
+                    items[k.value] = (val, m.node)
+                elif kind == "augitem":
+                    complete = False
+                elif kind in ("update", "setdefault", "pop"):
+                    self._dict_method(items, m, env, kind, state)
+                    if kind == "update" and not self._update_resolved(m, env):
+                        complete = False
+                        unresolved.append(self._text(m.node))
+            return DictV(items, complete, v.node, tuple(unresolved))
+        # list mutations on a tuple constant
+        values = list(v.value)
+        origin = v.origin
+        for _, kind, m in events:
+            if kind not in _LIST_MUTATORS:
+                continue
+            state, _d = self.guard_state(m.guards, m.scope, env.frame)
+            if state is False:
+                continue
+            args = m.node.args
+            if state is None or not args:
+                return Unknown(m.node, f"`{name}` is changed under a condition")
+            arg = self.ev(args[-1].value, env, m.order)
+            if not isinstance(arg, Const):
+                return Unknown(m.node, f"`{name}` is extended with unresolved values")
+            origin = weakest(origin, arg.origin)
+            try:
+                if kind == "append":
+                    values.append(arg.value)
+                elif kind == "extend":
+                    values.extend(arg.value)
+                elif kind == "remove":
+                    values.remove(arg.value)
+                elif kind == "insert" and len(args) == 2:
+                    idx = self.ev(args[0].value, env, m.order)
+                    values.insert(idx.value if isinstance(idx, Const) else len(values), arg.value)
+            except Exception:
+                return Unknown(m.node, "list operation")
+        return Const(tuple(values), weakest(origin, Origin.VARIABLE), v.node, v.source or name)
+
+    def _update_resolved(self, rec: CallRecord, env: Env) -> bool:
+        for a in rec.node.args:
+            if a.keyword is None:
+                inner = self.as_mapping(self.ev(a.value, env, rec.order))
+                if inner is None or not inner.complete:
+                    return False
+        return True
+
+    def _dict_method(self, items: dict, rec: CallRecord, env: Env, kind: str,
+                     state: bool | None) -> None:
+        args = rec.node.args
+        if kind == "update":
+            for a in args:
+                if a.keyword is not None:
+                    val = self.ev(a.value, env, rec.order)
+                    items[a.keyword.value] = (val if state else Unknown(a.value, "conditional"),
+                                              a.keyword)
+                elif a.star == "":
+                    inner = self.as_mapping(self.ev(a.value, env, rec.order))
+                    if inner is not None:
+                        for k, (val, kn) in inner.items.items():
+                            items[k] = (val if state else Unknown(a.value, "conditional"), kn)
+        elif kind == "setdefault" and len(args) == 2:
+            k = self.ev(args[0].value, env, rec.order)
+            if isinstance(k, Const) and k.value not in items:
+                items[k.value] = (self.ev(args[1].value, env, rec.order), args[0].value)
+        elif kind == "pop" and args:
+            k = self.ev(args[0].value, env, rec.order)
+            if isinstance(k, Const):
+                items.pop(k.value, None)
+
+    def _method_calls_on(self, name: str, scope: Scope) -> list[CallRecord]:
+        if self._method_calls is None:
+            table: dict[tuple[str, str], list[CallRecord]] = {}
+            for rec in self.index.calls:
+                if rec.method in _LIST_MUTATORS or rec.method in _DICT_MUTATORS:
+                    recv = rec.node.func.value  # type: ignore[attr-defined]
+                    if type(recv) is cst.Name:
+                        table.setdefault((recv.value, id(rec.scope)), []).append(rec)  # type: ignore[arg-type]
+            self._method_calls = table  # type: ignore[assignment]
+        return self._method_calls.get((name, id(scope)), [])  # type: ignore[union-attr, call-overload]
+
+    # ---- function parameters ---------------------------------------------------------------------
+    def _param(self, b: Binding, frame: Frame | None, node: cst.CSTNode | None) -> V:
+        scope = b.scope
+        param: cst.Param = b.value
+        pname = b.name
+        kind = next((k for n, p, k in scope.params if p is param), "normal")
+        if kind in ("star", "starstar"):
+            return Unknown(node, f"`{pname}` collects extra arguments")
+        if scope.is_method and scope.params and scope.params[0][1] is param:
+            cls = scope.parent
+            return Obj("self", cls, None, None)
+        if frame is not None and frame.func is scope and frame.call is not None:
+            return self._bound_argument(scope, param, pname, kind, frame.call, frame.caller, node)
+        sites = self.call_sites(scope)
+        if sites:
+            values = []
+            for rec in sites[:8]:
+                caller = self.env_for(rec)
+                values.append(self._bound_argument(scope, param, pname, kind, rec.node, caller,
+                                                   node))
+            first = values[0]
+            if all(_same(first, v) for v in values[1:]):
+                return first
+            return Unknown(node, f"`{pname}` differs between the calls of {scope.name}()")
+        return self._param_default(scope, param, pname, node)
+
+    def _param_default(self, scope: Scope, param: cst.Param, pname: str,
+                       node: cst.CSTNode | None) -> V:
+        if param.default is None:
+            return Unknown(node, f"`{pname}` is a parameter of {scope.name}() with no default")
+        parent_env = Env(scope.parent) if scope.parent is not None else self.module_env
+        v = self.ev(param.default, parent_env, scope.order)
+        if isinstance(v, Const):
+            origin = Origin.FUNCTION_DEFAULT if _ORIGIN_RANK[v.origin] <= 2 else v.origin
+            return Const(v.value, origin, v.node if origin is not Origin.FUNCTION_DEFAULT
+                         else param.default, f"{scope.name}({pname}=...)")
+        return v
+
+    def _bound_argument(self, scope: Scope, param: cst.Param, pname: str, kind: str,
+                        call: cst.Call, caller: Env | None, node: cst.CSTNode | None) -> V:
+        caller = caller or self.module_env
+        order = self._order_of_call(call)
+        positional = [n for n, p, k in scope.params if k in ("posonly", "normal")]
+        shift = 1 if scope.is_method and positional and type(call.func) is cst.Attribute else 0
+        if scope.is_method and type(call.func) is cst.Attribute:
+            positional = positional[1:]
+            shift = 0
+        pos_index = 0
+        for a in call.args:
+            if a.star == "*":
+                return Unknown(node, f"`{pname}` may come from *{self._text(a.value)}")
+            if a.star == "**":
+                inner = self.as_mapping(self.ev(a.value, caller, order))
+                if inner is not None and pname in inner.items:
+                    return inner.items[pname][0]
+                if inner is None or not inner.complete:
+                    return Unknown(node, f"`{pname}` may come from **{self._text(a.value)}")
+                continue
+            if a.keyword is not None:
+                if a.keyword.value == pname:
+                    return self.ev(a.value, caller, order)
+                continue
+            idx = pos_index + shift
+            pos_index += 1
+            if kind != "kwonly" and idx < len(positional) and positional[idx] == pname:
+                return self.ev(a.value, caller, order)
+        return self._param_default(scope, param, pname, node)
+
+    def call_sites(self, scope: Scope) -> list[CallRecord]:
+        """The calls in this file that call the local function ``scope``."""
+        if self._callsites is None:
+            table: dict[int, list[CallRecord]] = {}
+            names = {s.name for s in self.index.scopes if s.kind == "function"}
+            for rec in self.index.calls:
+                func = rec.node.func
+                fname = (func.value if type(func) is cst.Name else
+                         func.attr.value if type(func) is cst.Attribute else None)
+                if fname not in names:
+                    continue
+                v = self.ev(func, self.env_for(rec), rec.order)
+                if isinstance(v, Obj) and v.kind == "scope":
+                    table.setdefault(id(v.data), []).append(rec)
+            self._callsites = table
+        return self._callsites.get(id(scope), [])
+
+    def _order_of_call(self, call: cst.Call) -> int:
+        rec = self._call_index.get(id(call))
+        return rec.order if rec is not None else INF
+
+    def record_of(self, call: cst.Call) -> CallRecord | None:
+        """The :class:`CallRecord` of a call node."""
+        return self._call_index.get(id(call))
+
+    # ---- attributes -----------------------------------------------------------------------------
+    def _attribute(self, node: cst.Attribute, env: Env, order: int) -> V:
+        attr = node.attr.value
+        root = node.value
+        if type(root) is cst.Name:
+            mutated = self._attr_mutation(root.value, attr, env, order, node)
+            if mutated is not None:
+                return mutated
+        base = self.ev(root, env, order)
+        return self.getattr(base, attr, node, order)
+
+    def _attr_mutation(self, name: str, attr: str, env: Env, order: int,
+                       node: cst.CSTNode) -> V | None:
+        """``name.attr`` after ``name.attr = value`` statements (same scope, or the module's
+        when the use is inside a function)."""
+        candidates = []
+        for m in self.index.mutations:
+            if (m.kind in ("setattr", "augattr") and m.key == attr and type(m.root) is cst.Name
+                    and m.root.value == name):
+                if m.scope is env.scope and m.order < order:
+                    candidates.append(m)
+                elif m.scope is self.index.root and env.scope is not self.index.root:
+                    candidates.append(m)
+        if not candidates:
+            return None
+        candidates.sort(key=lambda m: m.order)
+        alts = []
+        base = None
+        for m in reversed(candidates):
+            state, decider = self.guard_state(m.guards, m.scope, env.frame
+                                              if m.scope is env.scope else None)
+            if state is False:
+                continue
+            if state is True:
+                base = (m, decider)
+                break
+            alts.append(m)
+        if base is None and not alts:
+            return None
+        if alts and base is None:
+            return None if len(alts) == 0 else Unknown(node, f"`{name}.{attr}` is set under a condition")
+        ms = [base[0]] + alts if base else alts
+        values = []
+        for m in ms:
+            if m.kind == "augattr":
+                return Unknown(node, f"`{name}.{attr}` is changed in place")
+            menv = env if m.scope is env.scope else self.module_env
+            v = self.ev(m.value, menv, m.order)
+            if isinstance(v, Const) and v.origin is Origin.LITERAL:
+                v = Const(v.value, Origin.VARIABLE, v.node, f"{name}.{attr}")
+            values.append(v)
+        if all(_same(values[0], v) for v in values[1:]):
+            return self._weaken(values[0], base[1] if base else None)
+        return Unknown(node, f"`{name}.{attr}` is set differently under conditions")
+
+    def getattr(self, base: V, attr: str, node: cst.CSTNode | None, order: int = INF) -> V:
+        """``base.attr``."""
+        if isinstance(base, Obj):
+            kind = base.kind
+            if kind == "qual":
+                q = f"{base.data}.{attr}"
+                if base.data == "torch" and attr in _TORCH_DTYPES:
+                    return Const(DType(_TORCH_DTYPES[attr]), Origin.LITERAL, node)
+                return Obj("qual", q)
+            if kind == "argparse_ns":
+                return self._argparse_value(base.data, attr, node)
+            if kind == "instance":
+                return self._instance_attr(base, attr, node)
+            if kind == "namespace":
+                hit = base.data.items.get(attr) if isinstance(base.data, DictV) else None
+                if hit is not None:
+                    return hit[0]
+                return Unknown(node, f"`{attr}` is not set on the namespace")
+            if kind == "scope" and base.data.kind == "class":
+                return self._class_attr(base.data, attr, node)
+            if kind == "self":
+                return self._self_attr(base.data, attr, node)
+            if kind == "call" and base.data in DEFAULTS_CLASS:
+                return self.config_value(base, attr, node)
+            if kind == "file":
+                data = base.data
+                if isinstance(data, dict) and attr in data:
+                    return self._file_value(data[attr], base)
+        if isinstance(base, Unknown):
+            return Unknown(node, base.reason)
+        return Unknown(node, f"attribute `{attr}` of an object lintlora does not follow")
+
+    def _class_attr(self, cls: Scope, attr: str, node: cst.CSTNode | None) -> V:
+        bindings = cls.bindings.get(attr)
+        if bindings:
+            b = bindings[-1]
+            return self._binding_value(b, None, INF, node)
+        for base in cls.bases:
+            bv = self.ev(base, Env(cls.parent) if cls.parent else self.module_env, cls.order)
+            if isinstance(bv, Obj) and bv.kind == "scope" and bv.data.kind == "class":
+                return self._class_attr(bv.data, attr, node)
+        return Unknown(node, f"class {cls.name} has no attribute `{attr}`")
+
+    def _self_attr(self, cls: Scope | None, attr: str, node: cst.CSTNode | None) -> V:
+        if cls is None:
+            return Unknown(node, "self")
+        found = [m for m in self.index.mutations
+                 if m.kind == "setattr" and m.key == attr and type(m.root) is cst.Name
+                 and m.root.value == "self" and m.scope.parent is cls]
+        if len(found) == 1 and not found[0].guards:
+            m = found[0]
+            return self.ev(m.value, Env(m.scope), m.order)
+        if cls.bindings.get(attr):
+            return self._class_attr(cls, attr, node)
+        return Unknown(node, f"`self.{attr}`")
+
+    # ---- argparse ---------------------------------------------------------------------------------
+    def _argparse_value(self, parser: V, attr: str, node: cst.CSTNode | None) -> V:
+        table = self.argparse_table(parser)
+        if table is None:
+            return Unknown(node, "argument parser not followed")
+        entry = table.get(attr)
+        if entry is None:
+            return Unknown(node, f"`--{attr}` is not defined by the parser in this file")
+        return entry[0]
+
+    def argparse_table(self, parser: V) -> dict[str, tuple] | None:
+        """dest -> (default value, add_argument call) for an ``argparse.ArgumentParser``."""
+        if not (isinstance(parser, Obj) and parser.kind == "call"
+                and parser.data == "argparse.ArgumentParser"):
+            return None
+        key = id(parser.node)
+        cached = self._argparse.get(key)
+        if cached is not None:
+            return cached
+        table: dict[str, tuple] = {}
+        self._argparse[key] = table
+        for rec in self.index.calls:
+            if rec.method not in ("add_argument", "set_defaults"):
+                continue
+            recv = self.ev(rec.node.func.value, self.env_for(rec), rec.order)  # type: ignore[attr-defined]
+            owner = recv
+            if isinstance(recv, Obj) and recv.kind == "argparse_group":
+                owner = recv.data
+            if not (isinstance(owner, Obj) and owner.node is parser.node):
+                continue
+            env = self.env_for(rec)
+            if rec.method == "set_defaults":
+                for a in rec.node.args:
+                    if a.keyword is not None:
+                        v = self.ev(a.value, env, rec.order)
+                        table[a.keyword.value] = (self._as_default(v, a.value, a.keyword.value),
+                                                  rec.node)
+                continue
+            dest, default = self._add_argument(rec, env)
+            if dest:
+                table[dest] = (default, rec.node)
+        return table
+
+    def _as_default(self, v: V, node: cst.CSTNode | None, dest: str) -> V:
+        if isinstance(v, Const):
+            return Const(v.value, Origin.ARGPARSE_DEFAULT if _ORIGIN_RANK[v.origin] <= 2
+                         else v.origin, v.node or node, f"--{dest}")
+        return v
+
+    def _add_argument(self, rec: CallRecord, env: Env) -> tuple[str | None, V]:
+        flags: list[str] = []
+        kw: dict[str, cst.Arg] = {}
+        for a in rec.node.args:
+            if a.keyword is None and not a.star:
+                v = self.ev(a.value, env, rec.order)
+                if isinstance(v, Const) and isinstance(v.value, str):
+                    flags.append(v.value)
+            elif a.keyword is not None:
+                kw[a.keyword.value] = a
+        dest = None
+        if "dest" in kw:
+            d = self.ev(kw["dest"].value, env, rec.order)
+            dest = d.value if isinstance(d, Const) and isinstance(d.value, str) else None
+        if dest is None:
+            longs = [f for f in flags if f.startswith("--")]
+            shorts = [f for f in flags if f.startswith("-") and not f.startswith("--")]
+            pos = [f for f in flags if not f.startswith("-")]
+            pick = longs[0] if longs else shorts[0] if shorts else pos[0] if pos else None
+            if pick is None:
+                return None, Unknown(rec.node, "add_argument")
+            dest = pick.lstrip("-").replace("-", "_")
+        action = None
+        if "action" in kw:
+            av = self.ev(kw["action"].value, env, rec.order)
+            action = av.value if isinstance(av, Const) else "?"
+        if "default" in kw:
+            v = self.ev(kw["default"].value, env, rec.order)
+            if isinstance(v, Const) and isinstance(v.value, str) and "type" in kw:
+                tv = self.ev(kw["type"].value, env, rec.order)
+                conv = {"int": int, "float": float, "str": str}.get(
+                    tv.data if isinstance(tv, Obj) and tv.kind == "builtin" else "")
+                if conv is not None:
+                    try:
+                        v = Const(conv(v.value), v.origin, v.node, v.source)
+                    except ValueError:
+                        v = Unknown(kw["default"].value, "default does not convert")
+            return dest, self._as_default(v, kw["default"].value, dest)
+        if action in ("store_true", "store_false"):
+            return dest, Const(action == "store_false", Origin.ARGPARSE_DEFAULT, rec.node,
+                               f"--{dest}")
+        if action == "?":
+            return dest, Unknown(rec.node, f"`--{dest}` uses an unresolved action")
+        if "required" in kw:
+            rv = self.ev(kw["required"].value, env, rec.order)
+            if not (isinstance(rv, Const) and rv.value is False):
+                return dest, Unknown(rec.node, f"`--{dest}` must be given on the command line")
+        if flags and not flags[0].startswith("-") and "nargs" not in kw:
+            return dest, Unknown(rec.node, f"`{dest}` is a positional argument")
+        return dest, Const(None, Origin.ARGPARSE_DEFAULT, rec.node, f"--{dest}")
+
+    # ---- dataclasses ------------------------------------------------------------------------------
+    def dataclass_fields(self, cls: Scope) -> dict[str, V]:
+        """Field name -> default value (``DATACLASS_DEFAULT``) of a local dataclass, bases
+        first, so a subclass's own fields override its bases'."""
+        fields: dict[str, V] = {}
+        env = Env(cls)
+        for base in cls.bases:
+            bv = self.ev(base, Env(cls.parent) if cls.parent else self.module_env, cls.order)
+            if isinstance(bv, Obj) and bv.kind == "scope" and bv.data.kind == "class":
+                fields.update(self.dataclass_fields(bv.data))
+        for name, bindings in cls.bindings.items():
+            b = bindings[-1]
+            if b.kind != "annassign":
+                continue
+            fields[name] = self._field_default(b, env, cls)
+        return fields
+
+    def _field_default(self, b: Binding, env: Env, cls: Scope) -> V:
+        value = b.value
+        node = b.node
+        if value is None:
+            return Unknown(node, f"{cls.name}.{b.name} has no default (must be given)")
+        if type(value) is cst.Call:
+            fv = self.ev(value.func, env, b.order)
+            if isinstance(fv, Obj) and fv.kind == "qual" and fv.data in ("dataclasses.field",
+                                                                         "field"):
+                for a in value.args:
+                    if a.keyword is None:
+                        continue
+                    if a.keyword.value == "default":
+                        return self._as_field(self.ev(a.value, env, b.order), a.value, cls, b.name)
+                    if a.keyword.value == "default_factory":
+                        fac = self.ev(a.value, env, b.order)
+                        if isinstance(fac, Obj) and fac.kind == "lambda":
+                            return self._as_field(self.ev(fac.data, fac.env or env, b.order),
+                                                  fac.data, cls, b.name)
+                        if isinstance(fac, Obj) and fac.kind == "builtin" and fac.data in (
+                                "list", "dict", "tuple", "set"):
+                            empty: Any = {} if fac.data == "dict" else ()
+                            return Const(empty, Origin.DATACLASS_DEFAULT, a.value,
+                                         f"{cls.name}.{b.name}")
+                        return Unknown(a.value, "default factory")
+                return Unknown(node, f"{cls.name}.{b.name} has no default (must be given)")
+        return self._as_field(self.ev(value, env, b.order), value, cls, b.name)
+
+    def _as_field(self, v: V, node: cst.CSTNode, cls: Scope, name: str) -> V:
+        if isinstance(v, Const):
+            origin = Origin.DATACLASS_DEFAULT if _ORIGIN_RANK[v.origin] <= 2 else v.origin
+            return Const(v.value, origin, node, f"{cls.name}.{name}")
+        return v
+
+    def is_dataclass(self, cls: Scope) -> bool:
+        env = Env(cls.parent) if cls.parent else self.module_env
+        for d in cls.decorators:
+            target = d.func if type(d) is cst.Call else d
+            v = self.ev(target, env, cls.order)
+            if isinstance(v, Obj) and v.kind == "qual" and v.data in (
+                    "dataclasses.dataclass", "dataclass", "pydantic.dataclasses.dataclass"):
+                return True
+        return False
+
+    def library_base(self, cls: Scope, seen: set | None = None) -> str | None:
+        """The qualified name of the first non-local base class (following local bases)."""
+        seen = seen or set()
+        if id(cls) in seen:
+            return None
+        seen.add(id(cls))
+        env = Env(cls.parent) if cls.parent else self.module_env
+        for base in cls.bases:
+            bv = self.ev(base, env, cls.order)
+            if isinstance(bv, Obj) and bv.kind == "qual":
+                return bv.data
+            if isinstance(bv, Obj) and bv.kind == "scope" and bv.data.kind == "class":
+                q = self.library_base(bv.data, seen)
+                if q:
+                    return q
+        return None
+
+    def _instance_attr(self, inst: Obj, attr: str, node: cst.CSTNode | None) -> V:
+        cls = inst.data
+        file_values = inst.extra
+        if isinstance(file_values, Obj) and file_values.kind == "file":
+            data = file_values.data
+            if isinstance(data, dict) and attr in data:
+                return self._file_value(data[attr], file_values)
+        elif isinstance(file_values, Unknown):
+            return Unknown(node, file_values.reason)
+        # explicit constructor arguments
+        if inst.node is not None and type(inst.node) is cst.Call and inst.extra is None \
+                and isinstance(cls, Obj) and cls.kind == "scope":
+            call = inst.node
+            env = inst.env or self.module_env
+            order = self._order_of_call(call)
+            for a in call.args:
+                if a.keyword is not None and a.keyword.value == attr:
+                    return self.ev(a.value, env, order)
+        if isinstance(cls, Obj) and cls.kind == "scope":
+            fields = self.dataclass_fields(cls.data)
+            if attr in fields:
+                return fields[attr]
+            lib = self.library_base(cls.data)
+            if lib is not None:
+                return self.library_default(lib, attr, node)
+            return Unknown(node, f"{cls.data.name} has no field `{attr}`")
+        if isinstance(cls, Obj) and cls.kind == "qual":
+            return self.library_default(cls.data, attr, node)
+        return Unknown(node, "instance of an unresolved class")
+
+    # ---- recognised constructors ------------------------------------------------------------
+    def call_kwargs(self, call: cst.Call, env: Env, order: int,
+                    positional: tuple[str, ...] = ()) -> tuple[dict, bool, tuple[str, ...]]:
+        """The arguments of a call by parameter name.
+
+        Returns ``(args, complete, unresolved)``: ``args`` maps a name to ``(value, key node,
+        value node)`` (the key node is the keyword, or the dict key of a ``**`` entry; ``None``
+        for positional arguments); ``complete`` is False when a ``*``/``**`` argument could not
+        be resolved, in which case an absent name may still be passed at run time;
+        ``unresolved`` lists those arguments' source texts.
+        """
+        key = (id(call), id(env.frame), order)
+        hit = self._kwargs_memo.get(key)
+        if hit is not None:
+            return hit
+        out: dict = {}
+        complete = True
+        unresolved: list[str] = []
+        pi = 0
+        for a in call.args:
+            if a.star == "*":
+                complete = False
+                unresolved.append("*" + self._text(a.value))
+                pi = 1 << 30
+                continue
+            if a.star == "**":
+                m = self.as_mapping(self.ev(a.value, env, order))
+                if m is None:
+                    complete = False
+                    unresolved.append("**" + self._text(a.value))
+                    continue
+                for k, (v, kn) in m.items.items():
+                    if isinstance(k, str):
+                        out[k] = (v, kn, None)
+                if not m.complete:
+                    complete = False
+                    unresolved.extend(m.unresolved or ("**" + self._text(a.value),))
+                continue
+            if a.keyword is not None:
+                out[a.keyword.value] = (self.ev(a.value, env, order), a.keyword, a.value)
+                continue
+            if pi < len(positional):
+                out[positional[pi]] = (self.ev(a.value, env, order), None, a.value)
+            pi += 1
+        result = (out, complete, tuple(unresolved))
+        self._kwargs_memo[key] = result
+        return result
+
+    def config_value(self, obj: Obj, attr: str, node: cst.CSTNode | None) -> V:
+        """``config.attr`` for a recognised config object built in the script
+        (``TrainingArguments(...).per_device_train_batch_size``)."""
+        call = obj.node
+        env = obj.env or self.module_env
+        cls = DEFAULTS_CLASS[obj.data]
+        from lintlora.extract.defaults import positional_parameters
+
+        args, complete, unresolved = self.call_kwargs(call, env, self._order_of_call(call),
+                                                      positional_parameters(cls))
+        if attr in args:
+            return args[attr][0]
+        if not complete:
+            return Unknown(node, f"`{attr}` may be passed through {', '.join(unresolved)}")
+        return self.library_default(obj.data, attr, node)
+
+    def library_default(self, qualname: str, attr: str, node: cst.CSTNode | None) -> V:
+        """A library class's default for ``attr`` as a ``LIBRARY_DEFAULT`` constant."""
+        cls = DEFAULTS_CLASS.get(canonical(qualname))
+        if cls is None:
+            return Unknown(node, f"`{attr}` of {qualname} (library default not tabulated)")
+        from lintlora.extract.defaults import entry_for
+
+        entry = entry_for(cls)
+        if attr not in entry.values:
+            return Unknown(node, f"{cls}.{attr} default not tabulated")
+        return Const(entry.values[attr], Origin.LIBRARY_DEFAULT, None, entry.cite(attr))
+
+    # ---- files named by literal path --------------------------------------------------------------
+    def load_file(self, path_v: V, node: cst.CSTNode | None) -> V:
+        """Read a JSON/YAML file named by a resolved path, relative to the script's folder."""
+        if not isinstance(path_v, Const) or not isinstance(path_v.value, str):
+            return Unknown(node, "the config file's path is not written in the script")
+        rel = path_v.value
+        if self.base_dir is None:
+            return Unknown(node, f"config file {rel} not read")
+        cached = self._file_cache.get(rel)
+        if cached is not None:
+            return cached
+        full = rel if os.path.isabs(rel) else os.path.join(self.base_dir, rel)
+        result: V
+        try:
+            if os.path.getsize(full) > 2 * 2**20:
+                raise OSError("too large")
+            with open(full, encoding="utf-8") as fh:
+                text = fh.read()
+            if full.endswith((".yaml", ".yml")):
+                import yaml
+
+                data = yaml.safe_load(text)
+            else:
+                data = json.loads(text)
+            result = Obj("file", data, node, None, rel)
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            result = Unknown(node, f"config file {rel} could not be read ({exc.__class__.__name__})")
+        except Exception as exc:  # yaml errors
+            result = Unknown(node, f"config file {rel} could not be parsed ({exc.__class__.__name__})")
+        self._file_cache[rel] = result
+        return result
+
+    def _file_value(self, value: Any, file_obj: Obj) -> V:
+        if isinstance(value, list):
+            value = tuple(value)
+        if _is_plain(value):
+            return Const(value, Origin.CONFIG_FILE, None, str(file_obj.extra))
+        return Unknown(None, f"value in {file_obj.extra}")
+
+    # ---- mappings ---------------------------------------------------------------------------------
+    def as_mapping(self, v: V) -> DictV | None:
+        """A value usable with ``**``: a dict, ``vars(namespace)``, a namespace, a config file."""
+        if isinstance(v, DictV):
+            return v
+        if isinstance(v, Const) and isinstance(v.value, dict):
+            return DictV({k: (Const(x, v.origin, v.node, v.source), v.node)
+                          for k, x in v.value.items()}, True, v.node)
+        if isinstance(v, Obj):
+            if v.kind == "namespace" and isinstance(v.data, DictV):
+                return v.data
+            if v.kind == "file" and isinstance(v.data, dict):
+                return DictV({k: (self._file_value(x, v), None) for k, x in v.data.items()},
+                             True, v.node)
+            if v.kind == "vars":
+                inner = v.data
+                if isinstance(inner, Obj) and inner.kind == "argparse_ns":
+                    table = self.argparse_table(inner.data)
+                    if table is not None:
+                        return DictV({k: (e[0], None) for k, e in table.items()}, True, v.node)
+                if isinstance(inner, Obj) and inner.kind == "instance" and isinstance(
+                        inner.data, Obj) and inner.data.kind == "scope":
+                    fields = self.dataclass_fields(inner.data.data)
+                    lib = self.library_base(inner.data.data)
+                    items = {k: (self._instance_attr(inner, k, None), None) for k in fields}
+                    return DictV(items, lib is None, v.node,
+                                 (f"fields of {lib}",) if lib else ())
+                if isinstance(inner, Obj) and inner.kind == "namespace":
+                    return inner.data
+        return None
+
+    # ---- calls --------------------------------------------------------------------------------------
+    def _call(self, node: cst.Call, env: Env, order: int) -> V:
+        func = node.func
+        if type(func) is cst.Attribute:
+            method = func.attr.value
+            recv = self.ev(func.value, env, order)
+            if isinstance(recv, Obj) and recv.kind == "qual":
+                return self._qual_call(f"{recv.data}.{method}", node, env, order)
+            return self._method_call(recv, method, node, env, order)
+        fv = self.ev(func, env, order)
+        if isinstance(fv, Obj):
+            if fv.kind == "qual":
+                return self._qual_call(fv.data, node, env, order)
+            if fv.kind == "builtin":
+                return self._builtin_call(fv.data, node, env, order)
+            if fv.kind == "scope":
+                scope = fv.data
+                if scope.kind == "function":
+                    return self.call_function(scope, node, env)
+                if scope.kind == "class":
+                    return Obj("instance", fv, node, env)
+        return Unknown(node, f"result of `{self._text(func)}(...)`")
+
+    def call_function(self, scope: Scope, call: cst.Call, caller: Env) -> V:
+        """The value a local function returns for this call."""
+        depth = caller.frame.depth + 1 if caller.frame is not None else 1
+        if depth > 8:
+            return Unknown(call, "helper calls nested too deeply")
+        frame = Frame(scope, call, caller, depth=depth)
+        env = Env(scope, frame)
+        if not scope.returns:
+            return Const(None, Origin.LITERAL, call)
+        chosen: list[tuple] = []
+        for value, guards, order in scope.returns:
+            state, _d = self.guard_state(guards, scope, frame)
+            if state is False:
+                continue
+            chosen.append((value, order))
+            if state is True:
+                break
+        if not chosen:
+            return Unknown(call, f"{scope.name}() returns nothing that runs")
+        values = [self.ev(v, env, o) if v is not None else Const(None) for v, o in chosen]
+        if all(_same(values[0], v) for v in values[1:]):
+            return values[0]
+        known = [v for v in values if not (isinstance(v, Const) and v.value is None)]
+        if len(known) == 1 and isinstance(known[0], Obj):
+            return known[0]
+        return Unknown(call, f"{scope.name}() returns different values on different paths")
+
+    def _builtin_call(self, name: str, node: cst.Call, env: Env, order: int) -> V:
+        args = node.args
+        pos = [a for a in args if a.keyword is None and not a.star]
+        if name in ("int", "float", "str", "bool") and len(pos) == 1:
+            v = self.ev(pos[0].value, env, order)
+            if isinstance(v, Const):
+                try:
+                    conv = {"int": int, "float": float, "str": str, "bool": bool}[name]
+                    return self._combine(conv(v.value), node, v)
+                except (TypeError, ValueError):
+                    return Unknown(node, f"{name}() of {v.value!r}")
+            return v if isinstance(v, Unknown) else Unknown(node, f"{name}() of an object")
+        if name == "dict":
+            items: dict = {}
+            complete = True
+            unresolved: list[str] = []
+            for a in args:
+                if a.keyword is not None:
+                    items[a.keyword.value] = (self.ev(a.value, env, order), a.keyword)
+                else:
+                    inner = self.as_mapping(self.ev(a.value, env, order))
+                    if inner is None:
+                        complete = False
+                        unresolved.append(self._text(a.value))
+                        continue
+                    items.update(inner.items)
+                    complete = complete and inner.complete
+            return DictV(items, complete, node, tuple(unresolved))
+        if name in ("list", "tuple", "sorted", "set") and len(pos) == 1:
+            v = self.ev(pos[0].value, env, order)
+            if isinstance(v, Const) and isinstance(v.value, (tuple, str)):
+                values = tuple(v.value)
+                if name in ("sorted", "set"):
+                    try:
+                        values = tuple(sorted(set(values)))
+                    except TypeError:
+                        return Unknown(node, name)
+                return self._combine(values, node, v)
+            if isinstance(v, Const) and isinstance(v.value, dict):
+                return self._combine(tuple(v.value), node, v)
+            return v if isinstance(v, SeqV) else Unknown(node, f"{name}() of unresolved values")
+        if name in ("max", "min") and pos:
+            vals = [self.ev(a.value, env, order) for a in pos]
+            if all(isinstance(v, Const) for v in vals):
+                try:
+                    raw = [v.value for v in vals]  # type: ignore[union-attr]
+                    out = (max if name == "max" else min)(*raw) if len(raw) > 1 else (
+                        max if name == "max" else min)(raw[0])
+                    return self._combine(out, node, *vals)  # type: ignore[arg-type]
+                except (TypeError, ValueError):
+                    pass
+            return Unknown(node, name)
+        if name == "getattr" and len(pos) >= 2:
+            obj = self.ev(pos[0].value, env, order)
+            attr = self.ev(pos[1].value, env, order)
+            if isinstance(attr, Const) and isinstance(attr.value, str):
+                if isinstance(obj, Obj) and obj.kind == "qual" and obj.data == "torch":
+                    dt = _TORCH_DTYPES.get(attr.value)
+                    if dt is None:
+                        return Unknown(node, f"torch.{attr.value} is not a dtype")
+                    return Const(DType(dt), weakest(attr.origin), attr.node, attr.source)
+                v = self.getattr(obj, attr.value, node, order)
+                if isinstance(v, Unknown) and len(pos) == 3:
+                    return Unknown(node, "getattr with a fallback")
+                return v
+            return Unknown(node, "getattr of an unresolved name")
+        if name == "vars" and len(pos) == 1:
+            return Obj("vars", self.ev(pos[0].value, env, order), node)
+        if name == "open":
+            return Obj("open", self.ev(pos[0].value, env, order) if pos else None, node)
+        return Unknown(node, f"result of {name}()")
+
+    def _qual_call(self, q: str, node: cst.Call, env: Env, order: int) -> V:
+        canon = canonical(q)
+        if canon in _CALL_OBJECTS:
+            if canon in _UNPACKED_LOADERS:
+                return SeqV([Obj("call", canon, node, env), Unknown(node, "tokenizer")], node)
+            return Obj("call", canon, node, env)
+        args = node.args
+        pos = [a for a in args if a.keyword is None and not a.star]
+        kw = {a.keyword.value: a for a in args if a.keyword is not None}
+        if q in ("os.environ.get", "os.getenv", "environ.get", "getenv"):
+            if not pos:
+                return Unknown(node, "environment variable")
+            key = self.ev(pos[0].value, env, order)
+            kname = key.value if isinstance(key, Const) else self._text(pos[0].value)
+            dnode = pos[1].value if len(pos) > 1 else (kw["default"].value if "default" in kw
+                                                      else None)
+            if dnode is None:
+                return Const(None, Origin.ENV_DEFAULT, node, f"${kname} (unset)")
+            d = self.ev(dnode, env, order)
+            if isinstance(d, Const):
+                return Const(d.value, Origin.ENV_DEFAULT, d.node or dnode, f"${kname}")
+            return d
+        if q in ("dataclasses.asdict", "asdict") and pos:
+            return Obj("vars", self.ev(pos[0].value, env, order), node)
+        if q in ("copy.deepcopy", "copy.copy") and pos:
+            return self.ev(pos[0].value, env, order)
+        if q in ("types.SimpleNamespace", "argparse.Namespace", "SimpleNamespace",
+                 "easydict.EasyDict", "addict.Dict", "munch.Munch"):
+            inner = self._builtin_call("dict", node, env, order)
+            return Obj("namespace", inner, node, env)
+        if q in ("torch.device",) and pos:
+            return self.ev(pos[0].value, env, order)
+        if q in ("json.load", "yaml.safe_load", "yaml.load", "yaml.full_load", "json.loads") \
+                and pos:
+            src = self.ev(pos[0].value, env, order)
+            if isinstance(src, Obj) and src.kind == "open":
+                return self.load_file(src.data, node)
+            return Unknown(node, "data read from a file the script does not name")
+        if q in ("torch.cuda.is_bf16_supported", "torch.cuda.is_available",
+                 "torch.cuda.device_count", "torch.cuda.get_device_capability"):
+            return Unknown(node, f"{q}() depends on the machine it runs on")
+        if q.startswith("trl.") and q.rsplit(".", 1)[-1] in (
+                "get_peft_config", "get_quantization_config", "get_kbit_device_map"):
+            return Unknown(node, f"{q.rsplit('.', 1)[-1]}() builds it from command-line arguments")
+        if q == "omegaconf.OmegaConf.load" and pos:
+            return self.load_file(self.ev(pos[0].value, env, order), node)
+        return Unknown(node, f"result of {q}()")
+
+    def _method_call(self, recv: V, method: str, node: cst.Call, env: Env, order: int) -> V:
+        args = node.args
+        pos = [a for a in args if a.keyword is None and not a.star]
+        kw = {a.keyword.value: a for a in args if a.keyword is not None}
+        if isinstance(recv, Const):
+            value = recv.value
+            if isinstance(value, str) and method in _STR_METHODS:
+                vals = [self.ev(a.value, env, order) for a in pos]
+                if not all(isinstance(v, Const) for v in vals):
+                    return Unknown(node, "string method on unresolved values")
+                try:
+                    out = getattr(value, method)(*[v.value for v in vals])  # type: ignore[union-attr]
+                except Exception:
+                    return Unknown(node, "string method")
+                if isinstance(out, list):
+                    out = tuple(out)
+                return self._combine(out, node, recv, *vals)  # type: ignore[arg-type]
+            if isinstance(value, dict) and method == "get" and pos:
+                recv = self.as_mapping(recv) or recv
+            elif isinstance(value, tuple) and method in ("copy",):
+                return recv
+        if isinstance(recv, DictV) or (isinstance(recv, Obj) and recv.kind in ("file",)):
+            mapping = self.as_mapping(recv)
+            if mapping is not None:
+                if method == "get" and pos:
+                    k = self.ev(pos[0].value, env, order)
+                    if isinstance(k, Const):
+                        hit = mapping.items.get(k.value)
+                        if hit is not None:
+                            return hit[0]
+                        if not mapping.complete:
+                            return Unknown(node, f"key {k.value!r} may be set elsewhere")
+                        if len(pos) > 1:
+                            return self.ev(pos[1].value, env, order)
+                        return Const(None, Origin.LITERAL, node)
+                    return Unknown(node, "unresolved key")
+                if method == "copy":
+                    return mapping
+        if isinstance(recv, Obj):
+            kind = recv.kind
+            if kind == "call":
+                canon = recv.data
+                if canon == "argparse.ArgumentParser":
+                    if method == "parse_args":
+                        return Obj("argparse_ns", recv, node, env)
+                    if method == "parse_known_args":
+                        return SeqV([Obj("argparse_ns", recv, node, env),
+                                     Unknown(node, "extra arguments")], node)
+                    if method == "add_argument_group" or method == "add_mutually_exclusive_group":
+                        return Obj("argparse_group", recv, node, env)
+                if canon in ("transformers.HfArgumentParser", "trl.TrlParser"):
+                    return self._hf_parse(recv, method, node, env, order, pos, kw)
+                if canon in _MODEL_FLOW and method in _FLOW_METHODS:
+                    return recv
+            if kind == "argparse_group" and method in ("add_argument_group",
+                                                       "add_mutually_exclusive_group"):
+                return Obj("argparse_group", recv.data, node, env)
+        if isinstance(recv, SeqV) and method in ("copy",):
+            return recv
+        if isinstance(recv, Unknown):
+            return Unknown(node, recv.reason)
+        return Unknown(node, f"result of `.{method}()`")
+
+    def _hf_parse(self, parser: Obj, method: str, node: cst.Call, env: Env, order: int,
+                  pos: list, kw: dict) -> V:
+        pcall: cst.Call = parser.node  # type: ignore[assignment]
+        penv = parser.env or self.module_env
+        porder = self._order_of_call(pcall)
+        types_arg = None
+        for a in pcall.args:
+            if a.keyword is None and not a.star:
+                types_arg = a.value
+                break
+            if a.keyword is not None and a.keyword.value == "dataclass_types":
+                types_arg = a.value
+                break
+        if types_arg is None:
+            return Unknown(node, "parser without dataclass types")
+        tv = self.ev(types_arg, penv, porder)
+        classes: list[V]
+        if isinstance(tv, SeqV):
+            classes = list(tv.items)
+        elif isinstance(tv, Obj):
+            classes = [tv]
+        else:
+            return Unknown(node, "parser dataclass types not resolved")
+        extra: Any = None
+        if method in ("parse_json_file", "parse_yaml_file"):
+            path_node = pos[0].value if pos else (kw["json_file"].value if "json_file" in kw else
+                                                   kw["yaml_file"].value if "yaml_file" in kw
+                                                   else None)
+            extra = self.load_file(self.ev(path_node, env, order), node)
+        elif method == "parse_dict" and pos:
+            d = self.as_mapping(self.ev(pos[0].value, env, order))
+            extra = Unknown(node, "parse_dict of an unresolved dict") if d is None else None
+        elif method in ("parse_args_into_dataclasses", "parse_args_and_config",
+                        "parse_args_and_config_into_dataclasses"):
+            extra = None
+        else:
+            return Unknown(node, f"`{method}` of the argument parser")
+        items: list[V] = [Obj("instance", c, node, env, extra) for c in classes]
+        rem = kw.get("return_remaining_strings")
+        if rem is not None:
+            rv = self.ev(rem.value, env, order)
+            if isinstance(rv, Const) and rv.value:
+                items.append(Unknown(node, "remaining command-line strings"))
+        if len(items) == 1 and not (method.endswith("dataclasses") or method.endswith("config")):
+            return SeqV(items, node)
+        return SeqV(items, node)
+
+
+def _same(a: V, b: V) -> bool:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return type(a.value) is type(b.value) and a.value == b.value
+    if isinstance(a, Obj):
+        return a.same(b)
+    return a is b
+
+
+_BUILTINS = frozenset({
+    "int", "float", "str", "bool", "dict", "list", "tuple", "set", "sorted", "max", "min",
+    "getattr", "vars", "open", "len", "range", "print", "isinstance", "zip", "enumerate",
+    "sum", "abs", "round", "any", "all", "map", "filter", "type", "object", "super",
+    "Exception", "ValueError", "RuntimeError", "hasattr", "setattr", "iter", "next",
+})
+
+
+# ---- canonical names of recognised callables ----------------------------------------------------
+_CANON: dict[tuple[str, str], str] = {}
+
+
+def _reg(root: str, leaves: Iterable[str], fmt: str = "{root}.{leaf}") -> None:
+    for leaf in leaves:
+        _CANON[(root, leaf)] = fmt.format(root=root, leaf=leaf)
+
+
+_reg("transformers", ["TrainingArguments", "Seq2SeqTrainingArguments", "Trainer", "Seq2SeqTrainer",
+                      "BitsAndBytesConfig", "GPTQConfig", "AwqConfig", "TorchAoConfig", "HqqConfig",
+                      "EetqConfig", "Mxfp4Config", "QuantoConfig", "AqlmConfig",
+                      "FbgemmFp8Config", "FineGrainedFP8Config", "CompressedTensorsConfig",
+                      "HfArgumentParser", "TrainerCallback"])
+_reg("trl", ["SFTTrainer", "SFTConfig", "DPOTrainer", "DPOConfig", "ORPOTrainer", "ORPOConfig",
+             "KTOTrainer", "KTOConfig", "CPOTrainer", "CPOConfig", "GRPOTrainer", "GRPOConfig",
+             "RewardTrainer", "RewardConfig", "TrlParser", "ModelConfig", "IterativeSFTTrainer"])
+_reg("peft", ["LoraConfig", "get_peft_model", "prepare_model_for_kbit_training",
+              "prepare_model_for_int8_training", "AdaLoraConfig"])
+_reg("torch", ["DataLoader"], "torch.utils.data.DataLoader")
+_reg("accelerate", ["Accelerator", "PartialState"])
+_reg("argparse", ["ArgumentParser"])
+_reg("unsloth", ["FastLanguageModel", "FastModel", "FastVisionModel"])
+
+
+def canonical(q: str) -> str:
+    """Map a qualified name to the canonical name lintlora recognises, or return it unchanged.
+
+    ``transformers.training_args.TrainingArguments`` -> ``transformers.TrainingArguments``;
+    ``transformers.AutoModelForCausalLM.from_pretrained`` -> ``model_load``;
+    ``unsloth.FastLanguageModel.from_pretrained`` -> ``unsloth.from_pretrained``.
+    """
+    parts = q.split(".")
+    root = parts[0]
+    leaf = parts[-1]
+    if leaf == "from_pretrained" and len(parts) >= 3:
+        cls = parts[-2]
+        if root == "transformers" and (cls.startswith("AutoModel") or "For" in cls):
+            return "model_load"
+        if root == "peft" and cls.startswith("AutoPeftModel"):
+            return "model_load"
+        if root == "unsloth" and cls in ("FastLanguageModel", "FastModel", "FastVisionModel"):
+            return "unsloth.from_pretrained"
+    if leaf == "get_peft_model" and root == "unsloth" and len(parts) >= 3:
+        return "unsloth.get_peft_model"
+    if root == "torch":
+        if leaf == "empty_cache" and len(parts) >= 3 and parts[1] in ("cuda", "xpu", "mps", "npu"):
+            return "torch.cuda.empty_cache"
+        if leaf == "autocast" or (leaf == "autocast" and "amp" in parts):
+            return "torch.autocast"
+        if leaf == "init_process_group":
+            return "torch.distributed.init_process_group"
+        if leaf == "DataLoader" and "data" in parts:
+            return "torch.utils.data.DataLoader"
+        return q
+    if root == "deepspeed" and leaf == "initialize":
+        return "deepspeed.initialize"
+    hit = _CANON.get((root, leaf))
+    if hit is not None:
+        return hit
+    return q
+
+
+_CALL_OBJECTS = frozenset(set(_CANON.values()) | {
+    "model_load", "unsloth.from_pretrained", "unsloth.get_peft_model", "torch.autocast",
+    "torch.utils.data.DataLoader", "torch.distributed.init_process_group",
+    "deepspeed.initialize",
+})
+_UNPACKED_LOADERS = frozenset({"unsloth.from_pretrained"})
+_MODEL_FLOW = frozenset({"model_load", "peft.get_peft_model", "peft.prepare_model_for_kbit_training",
+                         "peft.prepare_model_for_int8_training", "unsloth.get_peft_model",
+                         "unsloth.from_pretrained"})
+DEFAULTS_CLASS: dict[str, str] = {
+    "transformers.TrainingArguments": "TrainingArguments",
+    "transformers.Seq2SeqTrainingArguments": "Seq2SeqTrainingArguments",
+    "trl.SFTConfig": "SFTConfig",
+    "trl.DPOConfig": "TRLConfig", "trl.ORPOConfig": "TRLConfig", "trl.KTOConfig": "TRLConfig",
+    "trl.CPOConfig": "TRLConfig", "trl.GRPOConfig": "TRLConfig", "trl.RewardConfig": "TRLConfig",
+    "peft.LoraConfig": "LoraConfig",
+    "transformers.BitsAndBytesConfig": "BitsAndBytesConfig",
+    "torch.utils.data.DataLoader": "DataLoader",
+    "peft.prepare_model_for_kbit_training": "prepare_model_for_kbit_training",
+}
+"""Canonical name -> the :mod:`lintlora.extract.defaults` entry holding its defaults."""
