@@ -30,5 +30,12 @@ def test_newline_styles_and_unicode(text):
     module = cst.parse_module(text)
     fast = index_positions(module, text)
     slow = index_positions(module, text, fast=False)
+    lines = len(text.splitlines())
     for node, r in slow._ranges.items():
+        if r.end.line > lines:
+            # PositionProvider counts the newline LibCST adds (then drops) at the end of a file
+            # without one; only whitespace nodes at the very end differ, and they are never
+            # reported.
+            assert isinstance(node, (cst.Module, cst.Newline, cst.TrailingWhitespace))
+            continue
         assert fast.get(node) == (r.start.line, r.start.column, r.end.line, r.end.column)
