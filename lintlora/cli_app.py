@@ -232,7 +232,8 @@ def _fail(message: str) -> None:
 
 
 @app.command("check", context_settings=_CONTEXT)
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.argument("paths", nargs=-1, metavar="PATH...",
+                type=click.Path(exists=True, file_okay=True, dir_okay=True))
 @click.option("--gpu", metavar="NAME",
               help="GPU to check against: a catalog name (rtx3090, a100-80gb, t4) or an "
                    "nvidia-smi name.")

@@ -236,6 +236,15 @@ def _extract(path: str, kind: str, text: str, explicit: bool) -> list[TrainingSe
     raise InputFileError(f"not a file type lintlora reads ({kind})")
 
 
+def _could_be_training_config(text: str) -> bool:
+    """Whether YAML/JSON text names any training-config key (the YAML extractor's prefilter)."""
+    try:
+        from lintlora.extract.yaml_config import looks_like_training_config
+    except ImportError:  # pragma: no cover - an extractor without the prefilter
+        return True
+    return bool(looks_like_training_config(text))
+
+
 def read_setups(path: str, settings: Settings | None = None, *, explicit: bool = True,
                 kind: str | None = None) -> list[TrainingSetup]:
     """Read ``path`` and extract its training setups (no rules, no overrides).
@@ -383,6 +392,13 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
     try:
         setups = _extract(path, source.kind, text, source.explicit)
     except ExtractError as exc:
+        if source.kind in ("yaml", "json") and not _could_be_training_config(text):
+            # broken YAML that names no training key (a Helm template, a CI file that
+            # pre-commit passed along) is not lintlora's business: a notice, not LL000
+            result.notices.append(FileError(
+                path, f"not a training config (and not parsable: {exc.message}); skipped",
+                INPUT_ERROR_CODE, exc.line, exc.column))
+            return result
         result.linted = True
         return _finish(result, [(_syntax_finding(path, exc), None)], text, settings, (), set())
     except NotATrainingConfig as exc:

@@ -207,3 +207,13 @@ def test_show_setup_prints_the_extracted_values():
     assert "per_device_train_batch_size" in done.stdout
     doc = json.loads(lintlora(example, "--show-setup", "--format", "json").stdout)
     assert doc["setups"] and doc["errors"] == []
+
+
+def test_broken_yaml_that_is_no_training_config_is_only_noted(tmp_path):
+    (tmp_path / "chart.yaml").write_text("metadata:\n  name: {{ .Release.Name }}\n\tbad: [\n")
+    (tmp_path / "train.yml").write_text("base_model: x\nlora_r: [\n")
+    done = lintlora("chart.yaml", "train.yml", "--format", "json", cwd=tmp_path)
+    doc = _json(done)
+    assert [(f["path"], f["code"]) for f in doc["findings"]] == [("train.yml", "LL000")]
+    text = lintlora("chart.yaml", cwd=tmp_path)
+    assert text.returncode == 0 and "note: chart.yaml: not a training config" in text.stdout
