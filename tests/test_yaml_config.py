@@ -201,3 +201,70 @@ def test_config_keys_and_snippets_speak_each_dialect():
     assert config_key("axolotl", "training.per_device_train_batch_size") == "micro_batch_size"
     assert config_key("llama-factory", "training.max_seq_length") == "cutoff_len"
     assert config_key(None, gc) is None
+
+
+@pytest.mark.parametrize("body", [
+    "base_model: x/y\nadapter: lora\nmicro_batch_size: -1\nlora_r: 0\nsequence_len: .inf\n",
+    "base_model: x/y\nadapter: lora\nmicro_batch_size: 99999999999999999999999\n"
+    "lora_r: .nan\nsequence_len: 1e400\n",
+])
+def test_nonsense_numbers_stay_unknown(body):
+    setup = setup_of_text(body, "axolotl.yml")
+    for dotted in ("training.per_device_train_batch_size", "lora.r", "training.max_seq_length"):
+        s = setup.get(dotted)
+        assert not s.known and s.key_span is not None, (dotted, s)
+
+
+# ---- never anything but the two documented exceptions ------------------------------------------
+_FUZZ_TOKENS = ["true", "false", "null", "~", "-1", "0", "1e400", "nan", ".inf", "'x'", "[1,2]",
+                "{a: 1}", "${x}", "${oc.env:A}", "&a", "*a", "<<: *a", "!!str", "!!python/name:os",
+                "[", "]", "{", "}", ":", "- ", "\t", "\x00", "\udcff", "lm_head", "all", "auto",
+                "offload", "bnb.nf4", "torchtune.models.x.qlora_y", "? [a]", "|", ">", "'", '"']
+
+
+def _mutations():
+    from hypothesis import strategies as st
+
+    files = [CONFIGS / rel for rel in sorted(EXPECTED)]
+    return st.tuples(
+        st.sampled_from(files),
+        st.lists(st.tuples(st.integers(0, 4), st.integers(0, 10_000), st.integers(0, 10_000),
+                           st.sampled_from(_FUZZ_TOKENS)), min_size=1, max_size=5),
+        st.booleans())
+
+
+def test_mutated_fixtures_raise_only_documented_errors():
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=400, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(_mutations())
+    def run(case):
+        path, ops, explicit = case
+        lines = path.read_text(encoding="utf-8").split("\n")
+        for op, i, j, token in ops:
+            if not lines:
+                break
+            i %= len(lines)
+            j %= len(lines)
+            if op == 0:
+                del lines[i]
+            elif op == 1:
+                lines.insert(i, lines[j])
+            elif op == 2:
+                lines[i], lines[j] = lines[j], lines[i]
+            elif op == 3:
+                parts = lines[i].split(" ")
+                parts[j % len(parts)] = token
+                lines[i] = " ".join(parts)
+            else:
+                lines = lines[:i]
+        text = "\n".join(lines)
+        start = time.perf_counter()
+        try:
+            extract_config(str(path), text, explicit=explicit)
+        except (ExtractError, NotATrainingConfig):
+            pass
+        assert time.perf_counter() - start < 2.0
+
+    run()

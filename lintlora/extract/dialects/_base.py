@@ -15,6 +15,7 @@ Conversion never raises for bad input: a value of the wrong type becomes
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -27,6 +28,8 @@ __all__ = [
     "BadValue",
     "as_bool",
     "as_int",
+    "as_count",
+    "as_workers",
     "as_float",
     "as_str",
     "as_module_list",
@@ -63,31 +66,54 @@ def as_bool(value: Any) -> bool:
     raise BadValue(value)
 
 
+_INT_LIMIT = 10**15
+"""Largest magnitude accepted for an integer setting; nothing in a training config comes near
+(token budgets are ~1e13), and bounding it keeps later float arithmetic finite."""
+
+
 def as_int(value: Any) -> int:
-    """An ``int`` from an int, an integral float, or a decimal string (``"4"``)."""
+    """An ``int`` from an int, an integral float, or a decimal string (``"4"``); magnitudes
+    above 10**15 are rejected as not a real setting."""
     if isinstance(value, bool) or value is None:
         raise BadValue(value)
-    if isinstance(value, int):
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d{1,16}\s*", value):
+        value = int(value)
+    if isinstance(value, int) and abs(value) <= _INT_LIMIT:
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-        return int(value)
     raise BadValue(value)
+
+
+def as_count(value: Any) -> int:
+    """A positive int (batch sizes, ranks, sequence lengths, accumulation steps, bits): zero or
+    a negative number is not a real setting and stays unknown."""
+    n = as_int(value)
+    if n < 1:
+        raise BadValue(value)
+    return n
+
+
+def as_workers(value: Any) -> int:
+    """A worker count: an int of 0 or more."""
+    n = as_int(value)
+    if n < 0:
+        raise BadValue(value)
+    return n
 
 
 def as_float(value: Any) -> float:
-    """A ``float`` from a number or a numeric string (YAML 1.1 reads ``3e-4`` as a string)."""
+    """A finite ``float`` from a number or a numeric string (YAML 1.1 reads ``3e-4`` as a
+    string); infinities and NaN are rejected."""
     if isinstance(value, bool) or value is None:
         raise BadValue(value)
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            raise BadValue(value) from None
-    raise BadValue(value)
+    try:
+        number = float(value) if isinstance(value, (int, float, str)) else None
+    except (ValueError, OverflowError):
+        raise BadValue(value) from None
+    if number is None or not math.isfinite(number) or abs(number) > 1e300:
+        raise BadValue(value)
+    return number
 
 
 def as_str(value: Any) -> str:

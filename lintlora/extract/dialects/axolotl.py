@@ -40,7 +40,9 @@ from lintlora.extract.dialects._base import (
     ConfigDoc,
     as_bool,
     as_float,
+    as_count,
     as_int,
+    as_workers,
     as_module_list,
     as_str,
     default,
@@ -266,7 +268,7 @@ def _lora(doc: ConfigDoc) -> Lora | None:
     if adapter is None or not adapter.known or adapter.value not in ("lora", "qlora"):
         return None
     fields: dict[str, Any] = {}
-    r = doc.setting("lora_r", as_int)
+    r = doc.setting("lora_r", as_count)
     if r is not None:
         fields["r"] = r
     alpha = doc.setting("lora_alpha", as_int)
@@ -306,12 +308,12 @@ def _target_modules(doc: ConfigDoc) -> Setting:
 def _training(doc: ConfigDoc) -> tuple[TrainingArgs, list[Evidence]]:
     bf16, fp16, _ = _precision(doc)
     f: dict[str, Any] = {"bf16": bf16, "fp16": fp16}
-    f["per_device_train_batch_size"] = (doc.setting("micro_batch_size", as_int)
+    f["per_device_train_batch_size"] = (doc.setting("micro_batch_size", as_count)
                                         or default(1, _SRC_TRAINING, "micro_batch_size"))
-    f["gradient_accumulation_steps"] = (doc.setting("gradient_accumulation_steps", as_int)
+    f["gradient_accumulation_steps"] = (doc.setting("gradient_accumulation_steps", as_count)
                                         or default(1, _SRC_TRAINING,
                                                    "gradient_accumulation_steps"))
-    f["max_seq_length"] = (doc.setting("sequence_len", as_int)
+    f["max_seq_length"] = (doc.setting("sequence_len", as_count)
                            or default(512, _SRC_CONFIG, "sequence_len"))
     f["packing"] = (doc.setting("sample_packing", as_bool)
                     or default(False, _SRC_CONFIG + " (sample_packing = None)", "sample_packing"))
@@ -320,7 +322,7 @@ def _training(doc: ConfigDoc) -> tuple[TrainingArgs, list[Evidence]]:
     for field, key, conv in (("learning_rate", "learning_rate", as_float),
                              ("num_train_epochs", "num_epochs", as_float),
                              ("max_steps", "max_steps", as_int),
-                             ("dataloader_num_workers", "dataloader_num_workers", as_int),
+                             ("dataloader_num_workers", "dataloader_num_workers", as_workers),
                              ("dataloader_pin_memory", "dataloader_pin_memory", as_bool),
                              ("torch_compile", "torch_compile", _bf16_value)):
         s = doc.setting(key, conv)

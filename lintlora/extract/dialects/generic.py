@@ -17,7 +17,8 @@ from lintlora.extract.dialects._base import (
     as_bool,
     as_dtype,
     as_float,
-    as_int,
+    as_count,
+    as_workers,
     as_module_list,
     as_str,
     derived,
@@ -149,7 +150,7 @@ def build(doc: ConfigDoc) -> TrainingSetup:
 
     lora = None
     lf: dict[str, Any] = {}
-    for field, names, conv in (("r", _LORA_R, as_int), ("lora_alpha", _LORA_ALPHA, as_float),
+    for field, names, conv in (("r", _LORA_R, as_count), ("lora_alpha", _LORA_ALPHA, as_float),
                                ("lora_dropout", _LORA_DROPOUT, as_float),
                                ("target_modules", _TARGETS, _targets),
                                ("modules_to_save", _SAVE, _targets)):
@@ -163,11 +164,11 @@ def build(doc: ConfigDoc) -> TrainingSetup:
         lora = Lora(span=first.key_span, **lf)
 
     tf: dict[str, Any] = {}
-    for field, names, conv in (("per_device_train_batch_size", _BATCH, as_int),
-                               ("gradient_accumulation_steps", _GAS, as_int),
-                               ("max_seq_length", _SEQ, as_int),
+    for field, names, conv in (("per_device_train_batch_size", _BATCH, as_count),
+                               ("gradient_accumulation_steps", _GAS, as_count),
+                               ("max_seq_length", _SEQ, as_count),
                                ("optim", _OPTIM, as_str), ("learning_rate", _LR, as_float),
-                               ("dataloader_num_workers", _WORKERS, as_int),
+                               ("dataloader_num_workers", _WORKERS, as_workers),
                                ("num_train_epochs", _EPOCHS, as_float),
                                ("gradient_checkpointing", ("gradient_checkpointing",), as_bool),
                                ("fp16", ("fp16",), as_bool), ("bf16", ("bf16",), as_bool),

@@ -30,7 +30,9 @@ from lintlora.extract.dialects._base import (
     as_bool,
     as_dtype,
     as_float,
+    as_count,
     as_int,
+    as_workers,
     as_module_list,
     as_str,
     default,
@@ -145,12 +147,12 @@ def _fsdp(v: Any) -> Any:
 
 
 def _max_len(v: Any) -> int | None:
-    return None if v is None else as_int(v)
+    return None if v is None else as_count(v)
 
 
 _TA_FIELDS: dict[str, tuple[str, Any]] = {
-    "per_device_train_batch_size": ("per_device_train_batch_size", as_int),
-    "gradient_accumulation_steps": ("gradient_accumulation_steps", as_int),
+    "per_device_train_batch_size": ("per_device_train_batch_size", as_count),
+    "gradient_accumulation_steps": ("gradient_accumulation_steps", as_count),
     "gradient_checkpointing": ("gradient_checkpointing", as_bool),
     "gradient_checkpointing_kwargs": ("gradient_checkpointing_kwargs", _dict_value),
     "fp16": ("fp16", as_bool),
@@ -158,7 +160,7 @@ _TA_FIELDS: dict[str, tuple[str, Any]] = {
     "optim": ("optim", as_str),
     "learning_rate": ("learning_rate", as_float),
     "packing": ("packing", as_bool),
-    "dataloader_num_workers": ("dataloader_num_workers", as_int),
+    "dataloader_num_workers": ("dataloader_num_workers", as_workers),
     "dataloader_pin_memory": ("dataloader_pin_memory", as_bool),
     "deepspeed": ("deepspeed", _deepspeed),
     "fsdp": ("fsdp", _fsdp),
@@ -269,7 +271,7 @@ def _trl_lora(doc: ConfigDoc) -> Lora | None:
         return None
     d = _TRL_MC
     return Lora(
-        r=doc.setting("lora_r", as_int) or default(16, d, "lora_r"),
+        r=doc.setting("lora_r", as_count) or default(16, d, "lora_r"),
         lora_alpha=doc.setting("lora_alpha", as_int) or default(32, d, "lora_alpha"),
         lora_dropout=doc.setting("lora_dropout", as_float) or default(0.05, d, "lora_dropout"),
         target_modules=doc.setting("lora_target_modules", _targets)
@@ -297,7 +299,7 @@ def _targets(v: Any) -> Any:
 
 def _plain_lora(doc: ConfigDoc) -> Lora | None:
     """LoRA keys of a TrainingArguments file read by an unseen script: as written, no defaults."""
-    r = doc.setting("lora_r", as_int) or doc.setting("lora_rank", as_int)
+    r = doc.setting("lora_r", as_count) or doc.setting("lora_rank", as_count)
     alpha = doc.setting("lora_alpha", as_int)
     targets = doc.setting("lora_target_modules", _targets) or doc.setting("target_modules",
                                                                           _targets)
@@ -344,7 +346,7 @@ def _build_firefly(doc: ConfigDoc) -> TrainingSetup:
     lora = None
     if mode.known and mode.value in ("lora", "qlora"):
         lora = Lora(
-            r=doc.setting("lora_rank", as_int) or default(64, _FIREFLY_ARGS, "lora_rank"),
+            r=doc.setting("lora_rank", as_count) or default(64, _FIREFLY_ARGS, "lora_rank"),
             lora_alpha=doc.setting("lora_alpha", as_int) or default(16, _FIREFLY_ARGS,
                                                                     "lora_alpha"),
             lora_dropout=doc.setting("lora_dropout", as_float)

@@ -37,7 +37,9 @@ from lintlora.extract.dialects._base import (
     ConfigDoc,
     as_bool,
     as_float,
+    as_count,
     as_int,
+    as_workers,
     as_str,
     default,
     derived,
@@ -238,7 +240,7 @@ def _lora(doc: ConfigDoc, ckpt: Setting) -> Lora | None:
                           "(module names of this checkpoint's architecture not known)")
     head = switches["lora_head"]
     return Lora(
-        r=doc.setting("lora_r", as_int) or default(8, _SRC, "lora_r"),
+        r=doc.setting("lora_r", as_count) or default(8, _SRC, "lora_r"),
         lora_alpha=doc.setting("lora_alpha", as_int) or default(16, _SRC, "lora_alpha"),
         lora_dropout=doc.setting("lora_dropout", as_float) or default(0.05, _SRC,
                                                                       "lora_dropout"),
@@ -252,10 +254,10 @@ def _lora(doc: ConfigDoc, ckpt: Setting) -> Lora | None:
 def _training(doc: ConfigDoc, bf16: Setting, fp16: Setting, devices: Setting, nodes: Setting,
               quantized: bool) -> tuple[TrainingArgs, tuple[DataLoaderSpec, ...]]:
     f: dict[str, Any] = {"bf16": bf16, "fp16": fp16}
-    micro = doc.setting("train.micro_batch_size", as_int) or default(4, _SRC,
+    micro = doc.setting("train.micro_batch_size", as_count) or default(4, _SRC,
                                                                      "train.micro_batch_size")
     f["per_device_train_batch_size"] = micro
-    glob = doc.setting("train.global_batch_size", as_int) or default(
+    glob = doc.setting("train.global_batch_size", as_count) or default(
         128, _SRC, "train.global_batch_size")
     if glob.known and micro.known and devices.known and micro.value > 0:
         per_device = glob.value // devices.value
@@ -266,7 +268,7 @@ def _training(doc: ConfigDoc, bf16: Setting, fp16: Setting, devices: Setting, no
             f"train.global_batch_size {glob.value} // devices {devices.value} // "
             f"train.micro_batch_size {micro.value} (litgpt/args.py gradient_accumulation_iters)",
             "train.global_batch_size")
-    seq = doc.setting("train.max_seq_length", lambda v: None if v is None else as_int(v))
+    seq = doc.setting("train.max_seq_length", lambda v: None if v is None else as_count(v))
     f["max_seq_length"] = seq or default(None, _SRC + " (None: the longest sample)",
                                          "train.max_seq_length")
     if devices.known and nodes.known:
@@ -296,7 +298,7 @@ def _training(doc: ConfigDoc, bf16: Setting, fp16: Setting, devices: Setting, no
         s = doc.setting(key, conv)
         if s is not None:
             f[field] = s
-    workers = doc.setting("data.init_args.num_workers", as_int)
+    workers = doc.setting("data.init_args.num_workers", as_workers)
     if workers is None and not doc.has("data"):
         workers = default(4, _SRC_DATA, "data.init_args.num_workers")
     loaders: tuple[DataLoaderSpec, ...] = ()

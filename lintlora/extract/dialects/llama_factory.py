@@ -35,6 +35,7 @@ from lintlora.extract.dialects._base import (
     ConfigDoc,
     as_bool,
     as_float,
+    as_count,
     as_int,
     as_module_list,
     as_str,
@@ -167,7 +168,7 @@ def build(doc: ConfigDoc) -> TrainingSetup:
             and reentrant.known else default({"use_reentrant": True}, _SRC_MODEL,
                                              "use_reentrant_gc"))
 
-    fields["max_seq_length"] = (doc.setting("cutoff_len", as_int)
+    fields["max_seq_length"] = (doc.setting("cutoff_len", as_count)
                                 or default(2048, _SRC_DATA, "cutoff_len"))
     stage = doc.setting("stage", as_str) or default("sft", _SRC_FT, "stage")
     packing = doc.setting("packing", lambda v: None if v is None else as_bool(v))
@@ -199,7 +200,7 @@ def build(doc: ConfigDoc) -> TrainingSetup:
 
 
 def _quantization(doc: ConfigDoc, compute: Setting) -> Quantization | None:
-    bits = doc.setting("quantization_bit", lambda v: None if v is None else as_int(v))
+    bits = doc.setting("quantization_bit", lambda v: None if v is None else as_count(v))
     if bits is None or (bits.known and bits.value is None):
         return None
     method = doc.setting("quantization_method", lambda v: str(v).strip().lower())
@@ -223,7 +224,7 @@ def _lora(doc: ConfigDoc) -> Lora | None:
     ftype = doc.setting("finetuning_type", as_str) or default("lora", _SRC_FT, "finetuning_type")
     if not ftype.is_("lora"):
         return None
-    r = doc.setting("lora_rank", as_int) or default(8, _SRC_FT, "lora_rank")
+    r = doc.setting("lora_rank", as_count) or default(8, _SRC_FT, "lora_rank")
     alpha = doc.setting("lora_alpha", as_int)
     if alpha is None:
         alpha = (Setting(r.value * 2, Origin.LIBRARY_DEFAULT, None, None,
@@ -260,9 +261,9 @@ def build_v1(doc: ConfigDoc) -> TrainingSetup:
         mfields["trust_remote_code"] = trc
 
     tf: dict[str, Any] = {}
-    tf["per_device_train_batch_size"] = (doc.setting("micro_batch_size", as_int)
+    tf["per_device_train_batch_size"] = (doc.setting("micro_batch_size", as_count)
                                          or default(1, _SRC_V1, "micro_batch_size"))
-    for field, key, conv in (("max_seq_length", "cutoff_len", as_int),
+    for field, key, conv in (("max_seq_length", "cutoff_len", as_count),
                              ("bf16", "bf16", as_bool),
                              ("gradient_checkpointing", "enable_activation_checkpointing",
                               as_bool),
@@ -284,7 +285,7 @@ def build_v1(doc: ConfigDoc) -> TrainingSetup:
     quant = None
     qname = doc.setting("quant_config.name", as_str)
     if qname is not None:
-        qbits = doc.setting("quant_config.quantization_bit", as_int) or Setting.unknown(
+        qbits = doc.setting("quant_config.quantization_bit", as_count) or Setting.unknown(
             "quant_config.quantization_bit")
         method = (derived("bitsandbytes", qname) if qname.is_("bnb")
                   else Setting(None, Origin.UNKNOWN, qname.span, qname.key_span, None,
@@ -295,7 +296,7 @@ def build_v1(doc: ConfigDoc) -> TrainingSetup:
     pname = doc.setting("peft_config.name", as_str)
     if pname is not None and pname.is_("lora"):
         lfields: dict[str, Any] = {}
-        for field, key, conv in (("r", "peft_config.r", as_int),
+        for field, key, conv in (("r", "peft_config.r", as_count),
                                  ("lora_alpha", "peft_config.lora_alpha", as_int),
                                  ("lora_dropout", "peft_config.lora_dropout", as_float),
                                  ("target_modules", "peft_config.target_modules", _split),

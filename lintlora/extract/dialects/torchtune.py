@@ -36,7 +36,7 @@ from lintlora.extract.dialects._base import (
     as_bool,
     as_dtype,
     as_float,
-    as_int,
+    as_count,
     as_str,
     default,
     derived,
@@ -200,7 +200,7 @@ def _lora(doc: ConfigDoc, family: str | None, comp: Setting | None) -> Lora:
     if attn is not None:
         extra["lora_attn_modules"] = attn
     return Lora(
-        r=doc.setting("model.lora_rank", as_int) or default(8, src, "model.lora_rank"),
+        r=doc.setting("model.lora_rank", as_count) or default(8, src, "model.lora_rank"),
         lora_alpha=doc.setting("model.lora_alpha", _number) or default(16, src,
                                                                        "model.lora_alpha"),
         lora_dropout=doc.setting("model.lora_dropout", as_float)
@@ -220,15 +220,15 @@ def _number(v: Any) -> int | float:
 
 
 def _seq_len(v: Any) -> int | None:
-    return None if v is None else as_int(v)
+    return None if v is None else as_count(v)
 
 
 def _training(doc: ConfigDoc, dtype: Setting) -> tuple[TrainingArgs, list[Evidence]]:
     f: dict[str, Any] = {}
-    bs = doc.setting("batch_size", as_int)
+    bs = doc.setting("batch_size", as_count)
     if bs is not None:
         f["per_device_train_batch_size"] = bs
-    gas = doc.setting("gradient_accumulation_steps", as_int)
+    gas = doc.setting("gradient_accumulation_steps", as_count)
     if gas is not None:
         f["gradient_accumulation_steps"] = gas
     seq = None
