@@ -205,9 +205,9 @@ def _cli_values(opts: dict[str, Any]) -> dict[str, Any]:
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--max-file-size") from None
     if opts["exclude"]:
-        from lintlora.config import _anchor
+        from lintlora.config import anchor_pattern
 
-        values["exclude"] = tuple(_anchor(p, os.getcwd()) for p in opts["exclude"])
+        values["exclude"] = tuple(anchor_pattern(p, os.getcwd()) for p in opts["exclude"])
     return values
 
 
@@ -304,7 +304,11 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str
             raise click.BadParameter(str(exc), param_hint="--diff-only") from None
         result = filter_result(result, changed)
 
-    stream = open(output, "w", encoding="utf-8", newline="\n") if output else sys.stdout
+    try:
+        stream = open(output, "w", encoding="utf-8", newline="\n") if output else sys.stdout
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
+        return
     try:
         if show_setup:
             _show_setups(result, fmt, stream, color)

@@ -48,6 +48,7 @@ __all__ = [
     "parse_codes",
     "validate_codes",
     "parse_file_size",
+    "anchor_pattern",
     "SettingsResolver",
 ]
 
@@ -186,10 +187,10 @@ def _patterns(value: Any, where: str, root: str) -> tuple[str, ...]:
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise ConfigError(f"{where}: expected a list of glob patterns, got {value!r}")
-    return tuple(_anchor(v, root) for v in value)
+    return tuple(anchor_pattern(v, root) for v in value)
 
 
-def _anchor(pattern: str, root: str) -> str:
+def anchor_pattern(pattern: str, root: str) -> str:
     """Make a pattern with ``/`` absolute (relative to ``root``); leave bare names as they are."""
     if "/" not in pattern.rstrip("/") or pattern.startswith("/"):
         return pattern
@@ -214,7 +215,7 @@ def _convert(key: str, value: Any, where: str, root: str, known_codes: Iterable[
             codes = parse_codes(codes_value, f"{where}.{pattern!r}")
             if known_codes is not None:
                 validate_codes(codes, known_codes, f"{where} (pattern {pattern!r})")
-            entries.append((_anchor(pattern, root), codes))
+            entries.append((anchor_pattern(pattern, root), codes))
         return "per_file_ignores", tuple(entries)
     if key == "exclude":
         return "exclude", _patterns(value, where, root)

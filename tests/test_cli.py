@@ -355,3 +355,13 @@ def test_unexpected_error_is_reported_without_a_traceback(work, monkeypatch, cap
     assert main(["train.py"]) == 2
     err = capsys.readouterr().err
     assert "internal error: RuntimeError: reporter bug" in err and "Traceback" not in err
+
+
+def test_exclude_option_and_unwritable_output(work):
+    (work / "legacy").mkdir()
+    (work / "legacy" / "old.py").write_text("bad()\n")
+    doc = json.loads(invoke(".", "--exclude", "legacy", "--exclude", "train.py",
+                            "--format", "json").output)
+    assert doc["findings"] == [] and doc["files"] == ["clean.py"]
+    result = CliRunner().invoke(app, ["train.py", "-o", str(work / "no" / "such" / "dir.json")])
+    assert result.exit_code == 2 and "cannot write" in result.output
