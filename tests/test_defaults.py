@@ -85,3 +85,27 @@ def test_sft_bf16_follows_fp16():
     assert sft_bf16_default(Setting.literal(False)).value is True
     assert not sft_bf16_default(Setting.unknown("args.fp16")).known
     assert defaults.SFT_CONFIG.cite("bf16").endswith("inherited TrainingArguments' False")
+
+
+def test_table_matches_installed_libraries_when_present():
+    """Where the libraries are installed, their signatures agree with the table."""
+    dataclasses = pytest.importorskip("dataclasses")
+    peft = pytest.importorskip("peft")
+    fields = {f.name: f.default for f in dataclasses.fields(peft.LoraConfig)}
+    for key, setting in defaults_for("LoraConfig").items():
+        if key in fields and not isinstance(fields[key], dataclasses._MISSING_TYPE):
+            assert fields[key] == setting.value, key
+    transformers = pytest.importorskip("transformers")
+    import inspect
+
+    sig = inspect.signature(transformers.BitsAndBytesConfig.__init__).parameters
+    for key, setting in defaults_for("BitsAndBytesConfig").items():
+        default = sig[key].default
+        if default is not None:
+            assert default == setting.value, key
+    ta = {f.name: f.default for f in dataclasses.fields(transformers.TrainingArguments)}
+    for key in ("per_device_train_batch_size", "gradient_accumulation_steps", "fp16", "bf16",
+                "learning_rate", "dataloader_num_workers", "dataloader_pin_memory", "deepspeed",
+                "max_steps", "num_train_epochs", "torch_compile", "use_liger_kernel"):
+        if key in ta:
+            assert ta[key] == defaults_for("TrainingArguments")[key].value, key

@@ -10,8 +10,13 @@ Keys are the class's own parameter names. For ``SFTConfig``, ``max_seq_length`` 
 (equal to ``max_length``): it is the :class:`~lintlora.training_setup.TrainingArgs` field name
 and the parameter name older trl releases used.
 
-Version-dependent defaults are noted in the ``source`` text of the Setting, so a finding resting
-on one can say which release it assumes:
+The values were cross-checked against the packages installed in the development environment
+(transformers 5.24.0, peft 0.21.2, torch 2.13; ``tests/test_defaults.py`` repeats the check when
+they are importable). Version-dependent defaults are noted in the ``source`` text of the
+Setting, so a finding resting on one can say which release it assumes:
+
+- ``TrainingArguments.gradient_checkpointing`` became a deprecated alias of
+  ``activation_checkpointing`` in transformers 5.24; both default to off.
 
 - ``TrainingArguments.optim`` is ``"adamw_torch"``, or ``"adamw_torch_fused"`` when torch >= 2.8
   is installed; both keep two fp32 states per trainable parameter, so memory is the same.
@@ -92,6 +97,8 @@ _TA_VALUES: dict[str, Any] = {
     # Memory
     "gradient_checkpointing": False,
     "gradient_checkpointing_kwargs": None,
+    "activation_checkpointing": False,
+    "activation_checkpointing_kwargs": None,
     "torch_compile": False,
     "use_liger_kernel": False,
     "torch_empty_cache_steps": None,
@@ -115,6 +122,10 @@ _TA_VALUES: dict[str, Any] = {
 }
 _TA_NOTES = {
     "optim": "adamw_torch_fused when torch >= 2.8 is installed (same optimizer-state memory)",
+    "gradient_checkpointing": "transformers 5.24 renames it activation_checkpointing (the old "
+                              "name is a deprecated alias; unset still means False)",
+    "activation_checkpointing": "transformers 5.24 training_args.py: unset (None) becomes False "
+                                "in __post_init__",
     "fsdp": "4.x releases used the empty string, equally 'no FSDP'",
 }
 # transformers.TrainingArguments is a dataclass whose first field is output_dir; positional use

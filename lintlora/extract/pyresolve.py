@@ -626,11 +626,17 @@ class Resolver:
         base: Binding | None = None
         base_decider: Const | None = None
         alts: list[Binding] = []
+        ruled_out: Const | None = None
         for b in reversed(bindings):
             if b.order >= order:
                 continue
             state, decider = self.guard_state(b.guards, b.scope, frame)
             if state is False:
+                # a later branch ruled out by a default (env/argparse): the value chosen instead
+                # rests on that default too (alpaca-lora's `if ddp: device_map = {...}`)
+                if decider is not None and (ruled_out is None
+                                            or _ORIGIN_RANK[decider.origin] > _ORIGIN_RANK[ruled_out.origin]):
+                    ruled_out = decider
                 continue
             if state is True:
                 base, base_decider = b, decider
@@ -645,7 +651,7 @@ class Resolver:
         values = [self._binding_value(b, frame, order, node) for b in chosen]
         first = values[0]
         if len(values) == 1 or all(_same(first, v) for v in values[1:]):
-            return self._weaken(first, base_decider) if base is not None else first
+            return self._weaken(self._weaken(first, base_decider) if base is not None else first, ruled_out)
         texts = sorted({f"line-order {b.order}" for b in chosen})
         return Unknown(node, f"`{name}` is assigned differently in branches that may run "
                              f"({len(texts)} assignments)")

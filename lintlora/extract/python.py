@@ -36,6 +36,7 @@ _INTERESTING_ROOTS = frozenset({"transformers", "peft", "trl", "torch", "unsloth
                                 "bitsandbytes", "deepspeed"})
 _INTERESTING_METHODS = frozenset({
     "gradient_checkpointing_enable", "gradient_checkpointing_disable",
+    "activation_checkpointing_enable", "activation_checkpointing_disable",
     "print_trainable_parameters", "get_nb_trainable_parameters", "enable_input_require_grads",
     "from_pretrained", "empty_cache", "backward",
 })
@@ -79,6 +80,14 @@ _TA_FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps", "gra
               "gradient_checkpointing_kwargs", "fp16", "bf16", "optim", "learning_rate",
               "packing", "dataloader_num_workers", "dataloader_pin_memory", "deepspeed", "fsdp",
               "torch_compile", "use_liger_kernel", "num_train_epochs", "max_steps")
+_TA_ALIASES = {
+    # transformers 5.24 renamed gradient_checkpointing* to activation_checkpointing*, keeping the
+    # old names as deprecated aliases (the new name wins when both are given)
+    "gradient_checkpointing": ("activation_checkpointing", "gradient_checkpointing"),
+    "gradient_checkpointing_kwargs": ("activation_checkpointing_kwargs",
+                                      "gradient_checkpointing_kwargs"),
+}
+_TA_ALIAS_NAMES = frozenset(n for names in _TA_ALIASES.values() for n in names)
 _TA_EXTRA_DEFAULTS = ("dataloader_persistent_workers", "torch_empty_cache_steps",
                       "auto_find_batch_size")
 _LORA_FIELDS = ("r", "lora_alpha", "lora_dropout", "target_modules", "modules_to_save",
@@ -352,6 +361,10 @@ class _Extractor:
                       "enable_input_require_grads"):
             f.calls.append((rec, method, None))
             return
+        if method in ("activation_checkpointing_enable", "activation_checkpointing_disable"):
+            # transformers 5.24's new names for gradient_checkpointing_enable/disable
+            f.calls.append((rec, method.replace("activation", "gradient"), None))
+            return
         if method == "backward":
             f.training_signals += 1
             return
@@ -432,19 +445,18 @@ class _Extractor:
 
     def settings_of(self, args: dict, complete: bool, unresolved: tuple, fields: Iterable[str],
                     defaults: dict[str, Setting] | None,
-                    aliases: dict[str, str] | None = None) -> dict[str, Setting]:
+                    aliases: dict[str, tuple[str, ...]] | None = None) -> dict[str, Setting]:
         """Settings for ``fields`` from resolved call arguments, filling defaults only when
-        every argument was resolved (an unresolved ``**`` may carry any of them)."""
+        every argument was resolved (an unresolved ``**`` may carry any of them).
+
+        ``aliases`` maps a field to the argument names that set it, highest priority first
+        (``{"torch_dtype": ("dtype", "torch_dtype")}``).
+        """
         out: dict[str, Setting] = {}
         aliases = aliases or {}
         for name in fields:
-            src = name
-            if name not in args:
-                for alt, target in aliases.items():
-                    if target == name and alt in args:
-                        src = alt
-                        break
-            if src in args:
+            src = next((n for n in aliases.get(name, (name,)) if n in args), None)
+            if src is not None:
                 v, key_node, value_node = args[src]
                 out[name] = self.setting(v, key_node, value_node, name)
             elif not complete:
@@ -458,11 +470,32 @@ class _Extractor:
     # -- sections -----------------------------------------------------------------------------------
     def training_section(self, v: Any, trainer_canon: str | None, trainer_args: dict | None,
                          anchor: Any) -> tuple[TrainingArgs, list[Evidence], Any]:
-        """TrainingArgs from the value passed as ``args=`` (or the trainer's default config).
+        """TrainingArgs from the value passed as ``args=`` (or the trainer's default config),
+        with what older TRL releases took as trainer keywords (``max_seq_length``,
+        ``packing``, ``dataset_text_field``) applied on top.
 
         Returns the section, the launch evidence it carries, and the SFTConfig
         ``model_init_kwargs`` value (or ``None``).
         """
+        import dataclasses
+
+        section, evidence, mik = self._training_section(v, trainer_canon, anchor)
+        if trainer_args:
+            changes: dict[str, Any] = {}
+            for name in ("max_seq_length", "packing"):
+                if name in trainer_args:
+                    val, key_node, value_node = trainer_args[name]
+                    changes[name] = self.setting(val, key_node, value_node, name)
+            if "dataset_text_field" in trainer_args:
+                val, key_node, value_node = trainer_args["dataset_text_field"]
+                changes["extra"] = {**section.extra, "dataset_text_field":
+                                    self.setting(val, key_node, value_node)}
+            if changes:
+                section = dataclasses.replace(section, **changes)
+        return section, evidence, mik
+
+    def _training_section(self, v: Any, trainer_canon: str | None, anchor: Any
+                          ) -> tuple[TrainingArgs, list[Evidence], Any]:
         from lintlora.extract.defaults import defaults_for, positional_parameters, sft_bf16_default
         from lintlora.extract.pyresolve import Const, DEFAULTS_CLASS, Obj, Unknown
 
@@ -494,15 +527,15 @@ class _Extractor:
         else:
             reason = v.reason if isinstance(v, Unknown) else "training arguments not followed"
             return self.unknown_training(reason, anchor), evidence, None
-        fields = self.settings_of(args, complete, unresolved, _TA_FIELDS, defaults)
+        fields = self.settings_of(args, complete, unresolved, _TA_FIELDS, defaults, _TA_ALIASES)
         msl = self.settings_of(args, complete, unresolved, ("max_seq_length",), defaults,
-                               {"max_length": "max_seq_length"})
+                               {"max_seq_length": ("max_seq_length", "max_length")})
         fields.update(msl)
         if config_canon == "trl.SFTConfig" and "bf16" not in args and complete:
             fields["bf16"] = sft_bf16_default(fields.get("fp16", Setting()))
         extra = {}
         for name in extra_names:
-            if name in ("max_length", "max_seq_length"):
+            if name in ("max_length", "max_seq_length", "model_init_kwargs") or name in _TA_ALIAS_NAMES:
                 continue
             val, key_node, value_node = args[name]
             extra[name] = self.setting(val, key_node, value_node, name)
@@ -510,14 +543,6 @@ class _Extractor:
             for name in _TA_EXTRA_DEFAULTS:
                 if name not in extra and name in defaults:
                     extra[name] = defaults[name]
-        if trainer_args:
-            for name in ("max_seq_length", "packing"):
-                if name in trainer_args:
-                    val, key_node, value_node = trainer_args[name]
-                    fields[name] = self.setting(val, key_node, value_node, name)
-            if "dataset_text_field" in trainer_args:
-                val, key_node, value_node = trainer_args["dataset_text_field"]
-                extra["dataset_text_field"] = self.setting(val, key_node, value_node)
         section = TrainingArgs(**fields, span=self.span(span), extra=extra)  # type: ignore[arg-type]
         evidence.extend(self.training_evidence(section))
         mik = args.get("model_init_kwargs")
@@ -547,13 +572,15 @@ class _Extractor:
             return self.unknown_training("the training arguments class is not a TrainingArguments",
                                          inst.node), [], None
         fields: dict[str, Setting] = {}
+        from lintlora.extract.pyresolve import Unknown
+
         for name in _TA_FIELDS:
             v = r.getattr(inst, name, None)
+            if isinstance(v, Unknown) and v.reason.endswith("not tabulated"):
+                continue  # not a parameter of this class (packing on TrainingArguments)
             fields[name] = self.setting(v, None, None, name)
         msl = r.getattr(inst, "max_seq_length", None)
         ml = r.getattr(inst, "max_length", None)
-        from lintlora.extract.pyresolve import Unknown
-
         pick = msl if (isinstance(msl, Const) and msl.origin is not Origin.LIBRARY_DEFAULT) or \
             isinstance(ml, Unknown) else ml
         if lib in ("trl.SFTConfig",) or isinstance(pick, Const):
@@ -659,7 +686,8 @@ class _Extractor:
                 return Quantization(method=method_s, bits=bits, **fields,  # type: ignore[arg-type]
                                     span=self.span(v.node), extra=extra)
             bits = self.other_bits(method, args)
-            extra = {k: self.setting(args[k][0], args[k][1], args[k][2], k) for k in args}
+            extra = {k: self.setting(args[k][0], args[k][1], args[k][2], k) for k in args
+                     if k not in ("bits", "nbits", "w_bit")}
             return Quantization(method=method_s, bits=bits, span=self.span(v.node), extra=extra)
         reason = v.reason if isinstance(v, Unknown) else "quantization config not followed"
         unknown = Setting(None, Origin.UNKNOWN, self.span(node), None, reason,
@@ -702,7 +730,8 @@ class _Extractor:
                         name: Setting | None = None) -> tuple[ModelLoad, Quantization | None]:
         from lintlora.extract.defaults import defaults_for
 
-        aliases = {"dtype": "torch_dtype", "use_flash_attention_2": "attn_implementation"}
+        aliases = {"torch_dtype": ("dtype", "torch_dtype"),
+                   "attn_implementation": ("attn_implementation", "use_flash_attention_2")}
         if name is None:
             key = "model_name" if unsloth else "pretrained_model_name_or_path"
             if key in args:
