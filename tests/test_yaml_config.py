@@ -268,3 +268,16 @@ def test_mutated_fixtures_raise_only_documented_errors():
         assert time.perf_counter() - start < 2.0
 
     run()
+
+
+def test_a_saved_adapter_config_is_not_a_training_config():
+    adapter_config = ('{"base_model_name_or_path": "meta-llama/Llama-2-7b-hf", "peft_type": "LORA",'
+                      ' "r": 8, "lora_alpha": 16, "target_modules": ["q_proj", "v_proj"],'
+                      ' "lora_dropout": 0.05, "task_type": "CAUSAL_LM"}')
+    with pytest.raises(NotATrainingConfig):
+        extract_config("adapter_config.json", adapter_config)
+
+
+def test_base_model_with_a_single_shared_key_is_not_taken_for_axolotl():
+    s = setup_of_text("base_model: meta-llama/Llama-2-7b-hf\nlora_r: 8\nlora_alpha: 16\n")
+    assert s.dialect == "generic"

@@ -241,3 +241,14 @@ def test_long_scalar_below_the_size_limit_loads_within_bound():
 def test_complex_keys_are_skipped_not_crashed():
     root = _load("? [a, b]\n: 1\nlora_r: 8\n")
     assert list(root.keys()) == ["lora_r"]
+
+
+def test_bom_and_crlf_keep_positions():
+    root = _load("\ufefflora_r: 8\r\n\r\nlora_alpha: 16\r\n")
+    assert (root.get("lora_r").key_span.line, root.get("lora_r").key_span.column) == (1, 1)
+    assert root.get("lora_alpha").value.span.line == 3
+
+
+def test_tab_indentation_is_a_syntax_error_with_its_position():
+    err, _ = _refused("model:\n\tlora_r: 8\n")
+    assert err.code == "LL000" and err.line == 2 and "'\\t'" in err.message

@@ -91,9 +91,10 @@ _NON_BLOCK = {"lm_head", "embed_tokens", "wte", "wpe", "embed_out", "word_embedd
 
 
 def matches(doc: ConfigDoc) -> bool:
-    """``base_model`` plus an axolotl key, or several keys only axolotl uses."""
+    """``base_model`` plus a key only axolotl uses (or two of its usual keys), or several keys
+    only axolotl uses."""
     keys = set(doc.root.keys())
-    if "base_model" in keys and keys & _AXOLOTL_KEYS:
+    if "base_model" in keys and (keys & _AXOLOTL_ONLY or len(keys & _AXOLOTL_KEYS) >= 2):
         return True
     return len(keys & _AXOLOTL_ONLY) >= 2
 

@@ -73,6 +73,8 @@ def _all_keys(doc: ConfigDoc) -> set[str]:
 
 def matches(doc: ConfigDoc, explicit: bool = True) -> bool:
     """LoRA vocabulary plus training or model keys; stricter in folder scans."""
+    if "peft_type" in doc.root or "base_model_name_or_path" in doc.root:
+        return False  # a saved adapter's adapter_config.json, not a training config
     keys = _all_keys(doc)
     lora = keys & _LORA_SIGNS
     sec_lora = isinstance(doc.node("lora"), YMap) and bool(
