@@ -117,7 +117,7 @@ def quant_bits(setup: TrainingSetup) -> int | None:
         return None
     try:
         return int(value)
-    except ValueError:  # not a bit width (a value an extractor could not normalise)
+    except (ValueError, OverflowError):  # not a bit width (a value an extractor could not normalise)
         return None
 
 

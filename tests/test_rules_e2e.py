@@ -68,6 +68,7 @@ def test_the_cli_json_output_matches_the_headers():
         by_file = defaultdict(list)
         for f in data["findings"]:
             by_file[(ROOT / f["path"]).resolve()].append((f["code"], f["line"]))
-            assert f["estimate"] is not None and "peak_bytes" in f["estimate"]
+            if f["code"] != "LL000":  # a file that does not parse has no setup to estimate
+                assert f["estimate"] is not None and "peak_bytes" in f["estimate"]
         for path, want in items:
             assert sorted(by_file.get(path.resolve(), [])) == want, path

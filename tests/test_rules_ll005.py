@@ -103,3 +103,19 @@ def test_classify_device_map():
     assert classify_device_map({"a": 0, "b": "cpu"})["offloaded"] == ("b",)
     assert classify_device_map({"": "disk"})["offloaded"] == ("(whole model)",)
     assert classify_device_map({"a": 0, "b": None}) == {"splits": False, "zero": False, "offloaded": ()}
+
+
+def test_maps_resting_on_launch_time_defaults_are_not_judged_under_data_parallel():
+    from rules_support import Setting, Origin, at as _at
+
+    env = Setting({"": 0}, Origin.ENV_DEFAULT, _at(5, 40), None, "$LOCAL_RANK")
+    argp = Setting({"": 0}, Origin.ARGPARSE_DEFAULT, _at(5, 40), None, "args.local_rank")
+    auto_env = Setting("auto", Origin.ENV_DEFAULT, _at(5, 40), None, "$WORLD_SIZE")
+    for dm in (env, argp, auto_env):
+        s = setup(model=model(device_map=dm), lora=lora(), launch=WORLD, training=training())
+        assert run(R, s) == []
+    # a launch-time default "auto" in a data-parallel script still splits the model: reported,
+    # saying what it rests on
+    auto_arg = Setting("auto", Origin.ARGPARSE_DEFAULT, _at(5, 40), None, "args.device_map")
+    [f] = run(R, setup(model=model(device_map=auto_arg), lora=lora(), launch=WORLD, training=training()))
+    assert f.rests_on and "argparse-default" in f.rests_on[0]

@@ -13,10 +13,11 @@ def flush(line, **kw):
 
 
 def test_in_a_training_loop():
-    s = setup(model=model(), lora=lora(), framework="torch", calls=(flush(30, in_loop=True),))
+    s = setup(model=model(), lora=lora(), framework="torch",
+              calls=(flush(30, in_loop=True, in_step_callback=True),))
     [f] = run(R, s, ctx("a100-80gb"))
     assert (f.code, f.severity, f.span.line) == ("LL006", Severity.WARNING, 30)
-    assert "training loop" in f.message and "transformers#31372" in f.message and "peft PR #2894" in f.message
+    assert "training loop, on every step" in f.message and "transformers#31372" in f.message and "peft PR #2894" in f.message
     assert "does not lower the peak" in f.message
     # the fix does not change the peak: "after" equals "before"
     assert f.estimate.peak_bytes is not None and f.estimate.peak_after_fix_bytes == f.estimate.peak_bytes
@@ -30,10 +31,18 @@ def test_in_a_step_callback():
 
 def test_once_after_training_or_in_inference_is_silent():
     once = setup(model=model(), lora=lora(), training=training(), calls=(flush(40),))
-    inference = setup(model=model(), calls=(flush(30, in_loop=True),), is_training=False)
+    inference = setup(model=model(), calls=(flush(30, in_loop=True, in_step_callback=True),), is_training=False)
     assert run(R, once) == [] and run(R, inference) == []
 
 
+def test_a_loop_between_phases_is_silent():
+    # a sweep over learning rates, an epoch loop around the step loop, an evaluation loop:
+    # in a loop, but not once per training step
+    s = setup(model=model(), lora=lora(), framework="torch", calls=(flush(30, in_loop=True),))
+    assert run(R, s) == []
+
+
 def test_each_call_is_its_own_finding():
-    s = setup(model=model(), framework="torch", calls=(flush(30, in_loop=True), flush(44, in_loop=True)))
+    s = setup(model=model(), framework="torch", calls=(flush(30, in_loop=True, in_step_callback=True),
+                                                       flush(44, in_loop=True, in_step_callback=True)))
     assert [f.span.line for f in run(R, s)] == [30, 44]

@@ -21,7 +21,7 @@ from lintlora import facts
 from lintlora.findings import Finding, Severity
 from lintlora.rules._text import HEADROOM, fits, gib
 from lintlora.rules.base import Rule
-from lintlora.training_setup import CallSite, Setting, Span, TrainingSetup
+from lintlora.training_setup import CallSite, Origin, Setting, Span, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -53,6 +53,12 @@ def _deciding_call(setup: TrainingSetup, span: Span | None) -> CallSite | None:
     return None
 
 
+def _launch_default(setting: Setting) -> bool:
+    """A value the user sets at launch: an argparse/env/dataclass/function default."""
+    return setting.known and setting.origin in (Origin.ARGPARSE_DEFAULT, Origin.ENV_DEFAULT,
+                                                Origin.DATACLASS_DEFAULT, Origin.FUNCTION_DEFAULT)
+
+
 def _reason(setup: TrainingSetup, fact: facts.Fact) -> str:
     """What turned checkpointing off, in the file's own spelling."""
     call = _deciding_call(setup, fact.span)
@@ -61,6 +67,10 @@ def _reason(setup: TrainingSetup, fact: facts.Fact) -> str:
     if call is not None and call.kind == "gradient_checkpointing_disable":
         return "gradient_checkpointing_disable() is the last checkpointing call"
     reason = fact.reason
+    trainer = setup.get("training.gradient_checkpointing")
+    if _launch_default(trainer) and fact.span == trainer.span:
+        reason = (f"gradient_checkpointing={trainer.expr or '...'}, False by default "
+                  f"({trainer.origin.value} of {trainer.source or 'the value'})")
     if setup.kind in ("yaml", "json"):
         reason = reason.replace("gradient_checkpointing=False", "gradient_checkpointing: false")
     return reason
@@ -106,6 +116,18 @@ def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
         return text + (" " + _REENTRANT_NOTE if frozen else "")
     if framework == "unsloth":
         return ('Pass use_gradient_checkpointing="unsloth" (or True) to FastLanguageModel.get_peft_model.')
+    trainer = setup.get("training.gradient_checkpointing")
+    if setup.training is not None and _launch_default(trainer) and fact.span == trainer.span:
+        text = (f"Turn it on where the value comes from: pass {trainer.source or 'the option'} at launch or "
+                "make its default True")
+        if frozen:
+            text += (', and add gradient_checkpointing_kwargs={"use_reentrant": False} to the training '
+                     "arguments (or call model.enable_input_require_grads()): on a frozen base, reentrant "
+                     "checkpointing gives the checkpointed layers inputs that do not require grad and the "
+                     "adapters receive no gradient.")
+        else:
+            text += "."
+        return text
     if setup.training is not None:
         text = "Pass gradient_checkpointing=True to the training arguments"
         if frozen:
@@ -184,7 +206,7 @@ class GradientCheckpointingOff(Rule):
 
         span = fact.span or (setup.training.span if setup.training is not None else None) \
             or setup.anchor or (setup.model.span if setup.model is not None else None)
-        rests_on = (fact.reason,) if fact.from_default else ()
+        rests_on = (_reason(setup, fact),) if fact.from_default else ()
         yield self.finding(
             context, setup, span, " ".join(parts),
             fix=_fix_text(setup, fact, frozen), fixed_setup=fixed, severity=severity, rests_on=rests_on,

@@ -34,7 +34,7 @@ _PYTHON_FIX = {
     "training.fp16": "bf16=True instead of fp16=True",
     "quantization.bnb_4bit_compute_dtype": "bnb_4bit_compute_dtype=torch.bfloat16",
     "model.torch_dtype": "torch_dtype=torch.bfloat16",
-    None: "torch.autocast(..., dtype=torch.bfloat16) (no GradScaler needed)",
+    None: "torch.autocast(..., dtype=torch.bfloat16)",
 }
 
 _YAML_FIX = {

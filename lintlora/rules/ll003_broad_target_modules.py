@@ -272,7 +272,7 @@ class BroadTargetModules(Rule):
         else:
             consequences = [f"peft puts LoRA adapters on {_layers(broad)}"]
             if broad.peft_saves_embeddings:
-                consequences.append("then saves the embedding and output layers in full with every adapter "
+                consequences.append("stores the full embedding and output matrices with every adapter "
                                     'checkpoint (save_embedding_layers="auto")')
             if broad.output:
                 consequences.append("the output layer's adapter computes one more vocabulary-sized output "
@@ -324,7 +324,7 @@ class BroadTargetModules(Rule):
         figures = context.figures(setup, fixed)
         if figures.peak_bytes is not None and figures.peak_after_fix_bytes is not None:
             delta = figures.peak_bytes - figures.peak_after_fix_bytes
-            if delta > 0:
+            if delta >= 0.05 * 2**30:  # below 0.1 GiB once rounded: not worth a sentence
                 out.append(f"It costs about {gib(delta)} of GPU memory (estimated peak "
                            f"{gib(figures.peak_bytes)} -> {gib(figures.peak_after_fix_bytes)} without it).")
         return out

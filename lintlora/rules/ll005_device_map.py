@@ -30,7 +30,7 @@ from lintlora import facts
 from lintlora.findings import Finding, Severity
 from lintlora.rules._text import gib, join_words
 from lintlora.rules.base import Rule
-from lintlora.training_setup import CallSite, Evidence, TrainingSetup
+from lintlora.training_setup import CallSite, Evidence, Origin, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -137,9 +137,17 @@ class DeviceMap(Rule):
         dm = setup.get("model.device_map")
         dm_span = dm.span or dm.key_span or (setup.model.span if setup.model is not None else None)
         kind = classify_device_map(dm.value) if dm.known else {"splits": False, "zero": False, "offloaded": ()}
+        # Under data-parallel launch the environment is set per process, so a map that rests on an
+        # environment default (`os.environ.get("LOCAL_RANK", 0)`, or a branch ruled out by
+        # `WORLD_SIZE`'s default) is not what runs; nor is a launch-time default such as an
+        # argparse `--local_rank` (torch.distributed.launch passes it per process) for (b).
+        launch_decided = dm.origin is Origin.ENV_DEFAULT
+        hard_coded = dm.origin in (Origin.LITERAL, Origin.VARIABLE, Origin.CONFIG_FILE)
+        rests_on = (f"{_map_text(dm.value)} ({dm.origin.value}{', ' + dm.source if dm.source else ''})",) \
+            if dm.known and dm.origin.is_default else ()
 
         # (a) a map splitting the model, under data-parallel training
-        if evidence and kind["splits"] and setup.is_training:
+        if evidence and kind["splits"] and setup.is_training and not launch_decided:
             qual = f" For a {bits}-bit model accelerate blocks this on purpose." if quantized else ""
             yield self.finding(
                 context, setup, dm_span,
@@ -150,11 +158,11 @@ class DeviceMap(Rule):
                 fix=(f"Load one full replica per process with {_PER_RANK_MAP}; or keep {_map_text(dm.value)} "
                      "and run a single process (python train.py, or accelerate launch --num_processes 1)."),
                 fixed_setup=setup.set("model.device_map", None, "LL005 fix: one replica per process"),
-                severity=Severity.ERROR,
+                severity=Severity.ERROR, rests_on=rests_on,
             )
 
         # (b) everything on GPU 0, under data-parallel training
-        if evidence and kind["zero"] and setup.is_training:
+        if evidence and kind["zero"] and setup.is_training and hard_coded:
             yield self._zero_finding(context, setup, dm_span, _map_text(dm.value), evidence)
         if evidence and setup.is_training and not quantized:
             for call in setup.calls_of("model_move"):
@@ -176,10 +184,12 @@ class DeviceMap(Rule):
         if setup.is_training and (kind["offloaded"] or flag_on):
             parts = []
             if kind["offloaded"]:
-                parts.append(f"device_map sends {join_words(kind['offloaded'])} to the CPU/disk")
+                places = sorted({_device(v) for v in dm.value.values() if _device(v) in ("cpu", "disk")}) \
+                    if isinstance(dm.value, dict) else ["cpu"]
+                where = " and ".join("the CPU" if p == "cpu" else "disk" for p in places)
+                parts.append(f"device_map sends {join_words(kind['offloaded'])} to {where}")
             if flag_on:
-                parts.append("llm_int8_enable_fp32_cpu_offload=True lets quantized loading offload modules "
-                             "to the CPU")
+                parts.append("llm_int8_enable_fp32_cpu_offload=True lets loading put modules on the CPU")
             span = dm_span if kind["offloaded"] else (flag.span or flag.key_span)
             fixed = setup.set("model.device_map", None, "LL005 fix: no offload")
             if flag_on:
@@ -189,14 +199,15 @@ class DeviceMap(Rule):
             if figures.peak_bytes is not None and figures.gpu_memory_bytes:
                 fit = (f" With everything on the GPU the estimated peak is {gib(figures.peak_bytes)} against "
                        f"{gib(figures.gpu_memory_bytes)} on the {figures.gpu or 'GPU'}.")
+            lead = "; ".join(parts)
             if quantized:
-                message = (f"{join_words(parts)} for a {bits}-bit model being trained: bitsandbytes cannot train "
-                           "with offloaded quantized layers, and offload is meant for inference "
+                message = (f"{lead}. The {bits}-bit model is being trained, but bitsandbytes cannot train "
+                           "offloaded quantized layers; offload is meant for inference "
                            f"(unsloth#1629, transformers#26153).{fit}")
                 severity = Severity.ERROR
             else:
-                message = (f"{join_words(parts)} for a model being trained: offloaded layers are copied to the "
-                           f"GPU on every forward pass, which makes each step many times slower.{fit}")
+                message = (f"{lead}, for a model being trained: offloaded layers are copied to the GPU on "
+                           f"every forward pass, which makes each step many times slower.{fit}")
                 severity = Severity.WARNING
             yield self.finding(
                 context, setup, span, message,

@@ -1,7 +1,9 @@
 """LL006 empty-cache-misuse (page: ``rules/LL006.md``).
 
-Flags ``torch.cuda.empty_cache()`` inside a training loop or a per-step callback
-(``CallSite.in_loop`` / ``in_step_callback``). Emptying the cache hands PyTorch's cached blocks
+Flags ``torch.cuda.empty_cache()`` that runs once per training step: inside a training loop
+(a loop whose body runs ``.backward()``/``optimizer.step()``) or a per-step callback
+(``CallSite.in_step_callback``, set by the extractor for both). A call in a loop that runs
+between phases (a sweep, an epoch loop, an evaluation loop) is not flagged. Emptying the cache hands PyTorch's cached blocks
 back to the driver, and the next step has to allocate them again with ``cudaMalloc`` (and
 synchronise): every step gets slower, while the peak a step needs (``max_memory_allocated``) is
 the same. Sources: huggingface/transformers#31372, fixed by PR #31530, which removed a per-step
@@ -40,9 +42,13 @@ class EmptyCacheMisuse(Rule):
         if not setup.is_training:
             return
         for call in setup.calls_of("empty_cache"):
-            if call.synthetic or not (call.in_loop or call.in_step_callback):
+            # `in_step_callback` marks calls that run once per training step: in a per-step hook,
+            # or in a loop whose own body runs the step (`.backward()` / `optimizer.step()`).
+            # A loop alone is not enough: a sweep, an epoch loop or an evaluation loop runs it
+            # between phases, which is fine.
+            if call.synthetic or not call.in_step_callback:
                 continue
-            where = "a per-step callback" if call.in_step_callback else "a training loop"
+            where = "the training loop, on every step" if call.in_loop else "a per-step callback"
             yield self.finding(
                 context, setup, call.span,
                 f"torch.cuda.empty_cache() runs in {where}: it returns PyTorch's cached blocks to the driver, "
