@@ -107,15 +107,16 @@ class Obj(V):
     ``"self"`` (``data`` the class scope).
     """
 
-    __slots__ = ("kind", "data", "node", "env", "extra")
+    __slots__ = ("kind", "data", "node", "env", "extra", "path")
 
     def __init__(self, kind: str, data: Any = None, node: cst.CSTNode | None = None,
-                 env: "Env | None" = None, extra: Any = None) -> None:
+                 env: "Env | None" = None, extra: Any = None, path: str | None = None) -> None:
         self.kind = kind
         self.data = data
         self.node = node
         self.env = env
         self.extra = extra
+        self.path = path
 
     def same(self, other: V) -> bool:
         return (isinstance(other, Obj) and other.kind == self.kind and other.node is self.node
@@ -585,8 +586,8 @@ class Resolver:
         if isinstance(base, Obj) and base.kind == "file":
             data = base.data
             if isinstance(data, dict) and key in data:
-                return self._file_value(data[key], base)
-            return Unknown(node, f"key {key!r} not in {base.extra}")
+                return self._file_value(data[key], base, key)
+            return Unknown(node, f"key {key!r} not in {base.path}")
         return Unknown(node, getattr(base, "reason", "") or "item of an unresolved value")
 
     # ---- names -------------------------------------------------------------------------------
@@ -991,7 +992,7 @@ class Resolver:
             if kind == "file":
                 data = base.data
                 if isinstance(data, dict) and attr in data:
-                    return self._file_value(data[attr], base)
+                    return self._file_value(data[attr], base, attr)
         if isinstance(base, Unknown):
             return Unknown(node, base.reason)
         return Unknown(node, f"attribute `{attr}` of an object lintlora does not follow")
@@ -1204,7 +1205,7 @@ class Resolver:
         if isinstance(file_values, Obj) and file_values.kind == "file":
             data = file_values.data
             if isinstance(data, dict) and attr in data:
-                return self._file_value(data[attr], file_values)
+                return self._file_value(data[attr], file_values, attr)
         elif isinstance(file_values, Unknown):
             return Unknown(node, file_values.reason)
         # explicit constructor arguments
@@ -1328,7 +1329,7 @@ class Resolver:
                 data = yaml.safe_load(text)
             else:
                 data = json.loads(text)
-            result = Obj("file", data, node, None, rel)
+            result = Obj("file", data, node, None, text, rel)
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             result = Unknown(node, f"config file {rel} could not be read ({exc.__class__.__name__})")
         except Exception as exc:  # yaml errors
@@ -1336,12 +1337,22 @@ class Resolver:
         self._file_cache[rel] = result
         return result
 
-    def _file_value(self, value: Any, file_obj: Obj) -> V:
+    def _file_value(self, value: Any, file_obj: Obj, key: Any = None) -> V:
+        """A value read from a config file; ``source`` is ``path:line`` of its key when found."""
+        rel = file_obj.path
+        source = rel
+        text = file_obj.extra
+        if isinstance(key, str) and isinstance(text, str):
+            import re
+
+            m = re.search(r'(?m)^\s*["\']?' + re.escape(key) + r'["\']?\s*:', text)
+            if m:
+                source = f"{rel}:{text.count(chr(10), 0, m.start()) + 1}"
         if isinstance(value, list):
             value = tuple(value)
         if _is_plain(value):
-            return Const(value, Origin.CONFIG_FILE, None, str(file_obj.extra))
-        return Unknown(None, f"value in {file_obj.extra}")
+            return Const(value, Origin.CONFIG_FILE, None, source)
+        return Unknown(None, f"value in {source}")
 
     # ---- mappings ---------------------------------------------------------------------------------
     def as_mapping(self, v: V) -> DictV | None:
@@ -1355,7 +1366,7 @@ class Resolver:
             if v.kind == "namespace" and isinstance(v.data, DictV):
                 return v.data
             if v.kind == "file" and isinstance(v.data, dict):
-                return DictV({k: (self._file_value(x, v), None) for k, x in v.data.items()},
+                return DictV({k: (self._file_value(x, v, k), None) for k, x in v.data.items()},
                              True, v.node)
             if v.kind == "vars":
                 inner = v.data
@@ -1364,12 +1375,22 @@ class Resolver:
                     if table is not None:
                         return DictV({k: (e[0], None) for k, e in table.items()}, True, v.node)
                 if isinstance(inner, Obj) and inner.kind == "instance" and isinstance(
-                        inner.data, Obj) and inner.data.kind == "scope":
-                    fields = self.dataclass_fields(inner.data.data)
-                    lib = self.library_base(inner.data.data)
-                    items = {k: (self._instance_attr(inner, k, None), None) for k in fields}
+                        inner.data, Obj) and inner.data.kind in ("scope", "qual"):
+                    names: list[str] = []
+                    lib = inner.data.data if inner.data.kind == "qual" else None
+                    if inner.data.kind == "scope":
+                        names = list(self.dataclass_fields(inner.data.data))
+                        lib = self.library_base(inner.data.data)
+                    if lib is not None:
+                        cls = DEFAULTS_CLASS.get(canonical(lib))
+                        if cls is not None:
+                            from lintlora.extract.defaults import entry_for
+
+                            names += [n for n in entry_for(cls).values if n not in names]
+                    items = {k: (self._instance_attr(inner, k, None), None) for k in names}
+                    # a library base has more fields than the defaults table lists
                     return DictV(items, lib is None, v.node,
-                                 (f"fields of {lib}",) if lib else ())
+                                 (f"other fields of {lib}",) if lib else ())
                 if isinstance(inner, Obj) and inner.kind == "namespace":
                     return inner.data
         return None

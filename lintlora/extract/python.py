@@ -75,6 +75,9 @@ _TRAINER_POSITIONAL = ("model", "args", "data_collator", "train_dataset", "eval_
 _MODEL_LOAD_POSITIONAL = ("pretrained_model_name_or_path",)
 _ENV_KEYS = frozenset({"LOCAL_RANK", "RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"})
 _SWEEP_LIMIT = 16
+_SFT_TRAINER_LENGTH = (
+    "trl trl/trainer/sft_trainer.py (0.x releases): max_seq_length=None becomes "
+    "min(tokenizer.model_max_length, 1024); trl 1.x: SFTConfig.max_length=1024")
 
 _TA_FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps", "gradient_checkpointing",
               "gradient_checkpointing_kwargs", "fp16", "bf16", "optim", "learning_rate",
@@ -492,6 +495,15 @@ class _Extractor:
                                     self.setting(val, key_node, value_node)}
             if changes:
                 section = dataclasses.replace(section, **changes)
+        if trainer_canon == "trl.SFTTrainer":
+            msl = section.max_seq_length
+            if (msl.known and msl.value is None) or (
+                    not msl.known and msl.expr is None and msl.source is None):
+                # trl 0.x SFTTrainer: `if max_seq_length is None: max_seq_length =
+                # min(tokenizer.model_max_length, 1024)`; current trl: SFTConfig.max_length=1024
+                section = dataclasses.replace(section, max_seq_length=Setting(
+                    1024, Origin.LIBRARY_DEFAULT, msl.span, msl.key_span,
+                    _SFT_TRAINER_LENGTH, msl.expr))
         return section, evidence, mik
 
     def _training_section(self, v: Any, trainer_canon: str | None, anchor: Any
