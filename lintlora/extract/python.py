@@ -139,7 +139,7 @@ def extract_python_source(path: str, source: str, *,
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        raise _syntax_error(exc, line_map) from None
+        raise _syntax_error(exc, source, line_map) from None
     except RecursionError:
         raise ExtractError("the file is nested too deeply to parse", None, None) from None
     except Exception as exc:  # LibCST raises a few other types on odd input
@@ -157,15 +157,32 @@ def extract_python_source(path: str, source: str, *,
                            code="LL999") from exc
 
 
-def _syntax_error(exc: Any, line_map: Callable | None) -> ExtractError:
+def _syntax_error(exc: Any, source: str, line_map: Callable | None) -> ExtractError:
+    """An LL000 error for a file LibCST cannot parse.
+
+    LibCST's native parser often places the error at the token after the fault (or at line 1
+    for tokenizer errors), so the location and wording come from CPython's own parser when it
+    agrees the file is invalid (``ast.parse`` only parses; nothing is run).
+    """
+    import ast
+
     message = getattr(exc, "message", str(exc))
-    line, col = getattr(exc, "raw_line", None), None
+    line: int | None = getattr(exc, "raw_line", None)
+    col: int | None = None
     m = re.search(r"error at (\d+):(\d+): (.*)", message, re.S)
     if m:
         line, col = int(m.group(1)), int(m.group(2)) + 1
         message = m.group(3)
     else:
         message = re.sub(r"^(tokenizer|parser) error: ", "", message)
+    try:
+        ast.parse(source)
+    except SyntaxError as err:
+        if err.lineno is not None:
+            line, col = err.lineno, err.offset
+            message = err.msg or message
+    except (ValueError, RecursionError, MemoryError, OverflowError):
+        pass
     message = message.strip().splitlines()[0] if message.strip() else "invalid syntax"
     if len(message) > 160:
         message = message[:157] + "..."
