@@ -92,6 +92,11 @@ class BadCallRule(Rule):
     severity = Severity.WARNING
     summary = "A call to bad()"
 
+    @classmethod
+    def help_uri(cls) -> str:
+        """A plugin rule with its own page (``GcOffRule`` has none)."""
+        return "https://example.org/rules/TS001.html"
+
     def check(self, setup, context):
         for call in setup.calls_of("bad"):
             yield Finding(self.code, self.name, self.severity, call.span, "bad() was called",

@@ -160,7 +160,8 @@ def test_text_output_groups_and_summarises():
     assert lines[1].startswith("fixtures/cases/C11_axolotl_fp16_no_gc.yml:20:")
     assert any(line.startswith("    peak ≈ ") and "GeForce RTX 3090: 24.0 GiB" in line
                for line in lines)
-    assert lines[-1].startswith("Found 2 problems")
+    assert lines[-2].startswith("Found 2 problems")
+    assert lines[-1] == "Each rule's page: `lintlora explain CODE`."
 
 
 # ---- Python (real extractor, once it is in the tree) ------------------------------------------

@@ -113,7 +113,9 @@ def test_sarif_valid_with_rule_metadata_and_estimates(run):
     assert ts001["shortDescription"]["text"] == "A call to bad()"
     assert ts001["fullDescription"]["text"].startswith("Reports every")
     assert ts001["defaultConfiguration"]["level"] == "warning"
-    assert ts001["helpUri"].endswith("/rules/TS001.md")
+    assert ts001["helpUri"] == "https://example.org/rules/TS001.html"  # the plugin's own page
+    assert "helpUri" not in rules[ids.index("TS002")]  # no page: no link to a lintlora URL
+    assert rules[ids.index("LL000")]["helpUri"].endswith("/rules/LL000.md")
     results = sarif_run["results"]
     py = next(r for r in results if r["ruleId"] == "TS001"
               and r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/train.py")
@@ -158,7 +160,8 @@ def test_github_annotations(run, tmp_path):
     py = next(line for line in lines if "src/train.py" in line and "TS001" in line)
     assert py.startswith("::warning file=src/train.py,line=2,col=1,endLine=2,endColumn=6,"
                          "title=TS001 bad-call::bad() was called%0Apeak ≈ 30.0 GiB")
-    assert "%0AFix: Do not call bad()." in py
+    assert "%0AFix: Do not call bad().%0ARule: https%3A//example.org" not in py  # data, not property
+    assert py.endswith("%0AFix: Do not call bad().%0ARule: https://example.org/rules/TS001.html")
     gc = next(line for line in lines if "TS002" in line and "train.py" in line)
     assert gc.startswith("::error file=src/train.py,line=4,")
     nb = next(line for line in lines if "nb.ipynb" in line)
@@ -201,7 +204,7 @@ def test_markdown_renders_a_table_with_estimates(run):
     flat = html.replace("\n", "")
     assert "<td>30.0 GiB ⚠️ does not fit</td><td>20.0 GiB</td><td>RTX 3090 (24.0 GiB)</td>" in flat
     assert "<td>not estimated</td>" in html
-    assert '<a href="https://github.com/lintlora/lintlora/blob/main/rules/TS001.md">TS001</a>' in html
+    assert '<a href="https://example.org/rules/TS001.html">TS001</a>' in html
     assert "<code>src/train.py:2:1</code>" in html
     assert "<code>nb.ipynb:cell 1:line 3</code>" in html
     assert "<details>" in text and "Do not call bad()." in html
@@ -252,7 +255,8 @@ def test_text_layout_without_colour(run, monkeypatch):
     headers = [line for line in lines if line in ("broken.py", "cfg.yaml", "nb.ipynb",
                                                  "odd.py", "src/train.py")]
     assert headers == ["broken.py", "cfg.yaml", "nb.ipynb", "odd.py", "src/train.py"]
-    assert lines[-2].startswith("Found 5 problems (3 errors, 2 warnings) in 4 files; 4 files checked.")
+    assert lines[-3].startswith("Found 5 problems (3 errors, 2 warnings) in 4 files; 4 files checked.")
+    assert lines[-2] == "Each rule's page: `lintlora explain CODE`."
     assert "internal error" in lines[-1]
 
 

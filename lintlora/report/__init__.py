@@ -103,16 +103,29 @@ def _first_paragraph(text: str | None) -> str | None:
     return " ".join(paragraph.split()) or None
 
 
+def _own_help_uri(rule: type) -> bool:
+    """Whether ``rule.help_uri()`` points at a real page: lintlora's own rules use lintlora's
+    ``rules/`` pages; a plugin rule has a page only if it overrides ``help_uri``."""
+    if (getattr(rule, "__module__", "") or "").startswith("lintlora."):
+        return True
+    from lintlora.rules.base import Rule
+
+    method = getattr(rule, "help_uri", None)
+    return getattr(method, "__func__", method) is not getattr(Rule.help_uri, "__func__", None)
+
+
 def rule_metadata(rule: type) -> dict[str, Any]:
     """``code``, ``name``, ``severity``, ``summary``, ``description``, ``help_uri`` of a rule class.
 
     ``description`` is the first paragraph of the class docstring, else the summary.
+    ``help_uri`` is ``None`` for a plugin rule that does not override ``help_uri`` (the default
+    would point at a lintlora page that does not exist).
     """
     severity = getattr(rule, "severity", Severity.WARNING)
     summary = getattr(rule, "summary", "") or ""
     doc = rule.__dict__.get("__doc__") if isinstance(rule, type) else None
     help_uri = None
-    if hasattr(rule, "help_uri"):
+    if hasattr(rule, "help_uri") and _own_help_uri(rule):
         try:
             help_uri = rule.help_uri()
         except Exception:  # noqa: BLE001 - a plugin's metadata must not break a report

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from lintlora.findings import Finding, Severity
-from lintlora.report import counts, memory_line, plural
+from lintlora.report import counts, memory_line, plural, rule_metadata
 from lintlora.report.locations import display_path, file_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,8 +42,9 @@ def _command(kind: str, properties: list[tuple[str, object]], message: str) -> s
     return f"::{kind} {props}::{escape_data(message)}" if props else f"::{kind}::{escape_data(message)}"
 
 
-def annotation(finding: Finding, cell_lines: dict | None = None) -> str:
-    """The workflow command for one finding."""
+def annotation(finding: Finding, cell_lines: dict | None = None,
+               help_uri: str | None = None) -> str:
+    """The workflow command for one finding (``help_uri``: the rule's page, appended)."""
     span = finding.span
     props: list[tuple[str, object]] = [("file", display_path(span.path))]
     message = finding.message
@@ -63,13 +64,21 @@ def annotation(finding: Finding, cell_lines: dict | None = None) -> str:
         message += "\n" + memory
     if finding.fix:
         message += "\nFix: " + finding.fix
+    if help_uri:
+        message += "\nRule: " + help_uri
     return _command(_COMMAND[finding.severity], props, message)
 
 
 def render(result: "RunResult", out: TextIO, **_: object) -> None:
     """Write one workflow command per finding and error, then a plain summary line."""
+    urls = {}
+    for rule in result.rules:
+        meta = rule_metadata(rule)
+        if meta["code"] and meta["help_uri"]:
+            urls[meta["code"]] = meta["help_uri"]
     for finding in result.findings:
-        out.write(annotation(finding, result.cell_lines.get(finding.span.path)) + "\n")
+        out.write(annotation(finding, result.cell_lines.get(finding.span.path),
+                             urls.get(finding.code)) + "\n")
     for error in result.errors:
         props: list[tuple[str, object]] = []
         if error.path:

@@ -117,6 +117,8 @@ def render(result: "RunResult", out: TextIO, *, color: bool | None = None, **_: 
         summary = f"No problems found; {plural(n_files, 'file')} checked."
     style = "bold red" if tally["error"] or result.errors else "bold"
     console.print(Text(summary, style=style))
+    if result.findings:
+        console.print(Text("Each rule's page: `lintlora explain CODE`.", style="dim"))
     if result.errors:
         internal = sum(1 for e in result.errors if e.code == "LL999")
         line = f"{plural(len(result.errors), 'file')} could not be fully linted"
