@@ -37,7 +37,7 @@ the work up to the limit.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator, Union
 
 from lintlora.extract import ExtractError
@@ -129,7 +129,7 @@ class YSeq:
     """A sequence of nodes."""
 
     items: tuple["YNode", ...]
-    span: Span = field(default_factory=lambda: Span("", 1))
+    span: Span
 
 
 YNode = Union[YScalar, YSeq, YMap]

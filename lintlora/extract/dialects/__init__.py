@@ -34,6 +34,8 @@ def detect(doc: ConfigDoc, explicit: bool = True) -> Dialect | None:
     """The dialect of a parsed config, or ``None`` when no dialect's keys are there.
 
     ``explicit`` is False in folder scans, where the generic dialect needs stronger evidence.
+    A torchtune match turns on ``doc.interpolate`` (OmegaConf ``${...}`` references), as
+    torchtune's own loader resolves them.
     """
     if torchtune.matches(doc):
         doc.interpolate = True

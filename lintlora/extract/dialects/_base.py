@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from lintlora.extract.yaml_loader import YEntry, YMap, YNode, YScalar, YSeq, to_python
+from lintlora.extract.yaml_loader import YEntry, YMap, YNode, YScalar, to_python
 from lintlora.training_setup import Origin, Setting, Span, TrainingSetup
 
 __all__ = [
@@ -355,12 +355,3 @@ def or_default(setting: Setting | None, value: Any, source: str, key: str) -> Se
     """``setting`` when the key was written, else the tool's cited default."""
     return setting if setting is not None else default(value, source, key)
 
-
-def is_mapping(node: YNode | None) -> bool:
-    """Whether ``node`` is a mapping."""
-    return isinstance(node, YMap)
-
-
-def is_sequence(node: YNode | None) -> bool:
-    """Whether ``node`` is a sequence."""
-    return isinstance(node, YSeq)
