@@ -53,6 +53,11 @@ def _deciding_call(setup: TrainingSetup, span: Span | None) -> CallSite | None:
     return None
 
 
+_YAML_GC_KEY = {"axolotl": "gradient_checkpointing", "torchtune": "enable_activation_checkpointing"}
+"""The checkpointing key of each YAML dialect whose default is off (others use the
+TrainingArguments name; LLaMA-Factory's default is on)."""
+
+
 def _launch_default(setting: Setting) -> bool:
     """A value the user sets at launch: an argparse/env/dataclass/function default."""
     return setting.known and setting.origin in (Origin.ARGPARSE_DEFAULT, Origin.ENV_DEFAULT,
@@ -69,9 +74,17 @@ def _reason(setup: TrainingSetup, fact: facts.Fact) -> str:
     reason = fact.reason
     trainer = setup.get("training.gradient_checkpointing")
     if _launch_default(trainer) and fact.span == trainer.span:
-        reason = (f"gradient_checkpointing={trainer.expr or '...'}, False by default "
-                  f"({trainer.origin.value} of {trainer.source or 'the value'})")
+        written = f"gradient_checkpointing={trainer.expr}" if trainer.expr else "gradient_checkpointing"
+        reason = f"{written}, False by default ({trainer.origin.value} of {trainer.source or 'the value'})"
     if setup.kind in ("yaml", "json"):
+        if trainer.known and trainer.origin is Origin.LIBRARY_DEFAULT:
+            where = f" ({trainer.source})" if trainer.source else ""
+            if setup.framework == "litgpt":
+                return f"litgpt's LoRA recipe does not checkpoint on one device{where}"
+            key = _YAML_GC_KEY.get(setup.framework, "gradient_checkpointing")
+            return f"{setup.framework}'s default `{key}: false`{where}"
+        if trainer.known and trainer.expr and fact.span == (trainer.span or trainer.key_span):
+            return f"`{trainer.expr}` in the config turns it off"
         reason = reason.replace("gradient_checkpointing=False", "gradient_checkpointing: false")
     return reason
 
@@ -99,6 +112,10 @@ def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
                     "on by default and makes the inputs require grad for adapters itself).")
         if framework == "torchtune":
             return "Set `enable_activation_checkpointing: True` in the config."
+        if framework == "litgpt":
+            return ("litgpt's LoRA recipe checkpoints activations only when it trains on several devices "
+                    "(FSDP); on one device, lower `train.micro_batch_size` or `train.max_seq_length` if "
+                    "memory is short, or switch to a recipe with a checkpointing option.")
         if framework == "axolotl":
             text = "Set `gradient_checkpointing: true`"
             if frozen:
@@ -191,15 +208,17 @@ class GradientCheckpointingOff(Rule):
         parts.append("It costs about one extra forward pass per step.")
 
         severity = Severity.WARNING
+        no_switch = setup.framework == "litgpt" and setup.kind in ("yaml", "json")
         over = fits(figures.peak_bytes, capacity)
         if over is False and fits(figures.peak_after_fix_bytes, capacity) is True:
-            severity = Severity.ERROR
+            severity = Severity.WARNING if no_switch else Severity.ERROR
             parts.append(f"As written the estimate does not fit on the {figures.gpu or 'GPU'} "
                          f"({gib(capacity)}); with checkpointing it does.")
         elif over is False:
             parts.append(f"As written the estimate does not fit on the {figures.gpu or 'GPU'} "
                          f"({gib(capacity)}), and checkpointing alone does not bring it under.")
-        elif fits(figures.peak_bytes, capacity, HEADROOM) is True:
+        elif fits(figures.peak_bytes, capacity, HEADROOM) is True or (no_switch and over is not False):
+            # fits with room to spare; or the tool has no switch for it and nothing says it fails
             severity = Severity.INFO
             parts.append(f"The estimate fits on the {figures.gpu or 'GPU'} ({gib(capacity)}) as written, "
                          "so this matters only if you need the headroom (longer sequences, bigger batches).")

@@ -181,6 +181,17 @@ def _layer_words(entries: Iterable[str]) -> str:
     return join_words([f"`{e}`" for e in entries])
 
 
+_PEFT_FRAMEWORKS = frozenset({"transformers", "trl", "torch", "axolotl", "llama-factory"})
+"""Stacks whose LoRA is peft's (axolotl and LLaMA-Factory build peft ``LoraConfig``s)."""
+
+_OWN_OUTPUT_SWITCH = {
+    "torchtune": ("`apply_lora_to_output: True`", "`apply_lora_to_output: False`"),
+    "litgpt": ("`lora_head: true`", "`lora_head: false`"),
+}
+"""Configs whose own LoRA implementation adapts the output layer through a switch (torchtune
+``lora_*`` builders, litgpt ``lora.py``): the only way their LoRA reaches that layer."""
+
+
 def _layers(b: Broad) -> str:
     if b.embedding and b.output:
         return "the embedding and output layers"
@@ -222,7 +233,8 @@ class BroadTargetModules(Rule):
         values = list(saves.value) if isinstance(saves.value, (list, tuple)) else [saves.value]
         kept = tuple(v for v in values if v not in broad.entries)
         fixed = setup.set("lora.modules_to_save", kept or None, "LL003 fix")
-        parts = [f"modules_to_save lists {_layer_words(broad.entries)}: peft trains a full copy of "
+        key = saves.expr if setup.kind in ("yaml", "json") and saves.expr else "modules_to_save"
+        parts = [f"{key} lists {_layer_words(broad.entries)}: peft trains a full copy of "
                  f"{_layers(broad)}, with its own gradient and optimizer state, and saves the whole "
                  "matrix in every adapter checkpoint."]
         parts += self._count_sentences(context, setup, fixed, arch, (targets_value, values),
@@ -230,7 +242,7 @@ class BroadTargetModules(Rule):
         return self.finding(
             context, setup, saves.span or saves.key_span or setup.lora.span,  # type: ignore[union-attr]
             " ".join(parts),
-            fix=(f"Remove {_layer_words(broad.entries)} from modules_to_save. Train them only when you add tokens "
+            fix=(f"Remove {_layer_words(broad.entries)} from {key}. Train them only when you add tokens "
                  "or a new chat format; then keep them and suppress this finding, or train just the new rows "
                  "with peft's trainable_token_indices."),
             fixed_setup=fixed,
@@ -240,7 +252,11 @@ class BroadTargetModules(Rule):
     def _targets_finding(self, context: "Context", setup: TrainingSetup, arch: Any, broad: Broad,
                          saves_value: Any, dora: bool) -> Finding:
         targets = setup.lora.target_modules  # type: ignore[union-attr]
-        unsloth = setup.framework == "unsloth"
+        framework = setup.framework
+        unsloth = framework == "unsloth"
+        own_switch = _OWN_OUTPUT_SWITCH.get(framework) if setup.kind in ("yaml", "json") else None
+        key = targets.expr if setup.kind in ("yaml", "json") and targets.expr else "target_modules"
+        severity = Severity.WARNING
         if broad.pattern is not None:
             pattern = broad.pattern
             fixed_targets: Any = "all-linear"
@@ -250,37 +266,51 @@ class BroadTargetModules(Rule):
                     m.name for m in (c.adapted if c else ()) if m.role not in ("embedding", "lm_head")))
                 fixed_targets = leaves or "all-linear"
             if _matches_everything(pattern):
-                what = (f"target_modules={pattern!r} matches every module, {_layers(broad)} included (and "
+                what = (f"{key}={pattern!r} matches every module, {_layers(broad)} included (and "
                         "container modules LoRA cannot wrap)")
             else:
-                what = f"the pattern target_modules={pattern!r} also matches {_layers(broad)}"
+                what = f"the pattern {key}={pattern!r} also matches {_layers(broad)}"
             fix = ('Name the layers to adapt: target_modules="all-linear" (every linear layer except the output '
                    'layer) or a list such as ["q_proj", "k_proj", "v_proj", "o_proj"].')
             before_targets: Any = pattern
         else:
             before_targets = list(targets.value)
             fixed_targets = tuple(v for v in before_targets if v not in broad.entries) or None
-            what = f"target_modules lists {_layer_words(broad.entries)}"
-            fix = (f"Remove {_layer_words(broad.entries)} from target_modules (adapters on the attention and MLP "
-                   'projections, or "all-linear", are the usual choice); train the embedding and output '
-                   "layer only when you add tokens, then suppress this finding.")
+            if own_switch is not None:
+                what = f"{own_switch[0]} puts a LoRA adapter on the output layer"
+                fix = (f"Set {own_switch[1]} unless you need the output layer adapted (for example after "
+                       "adding tokens).")
+            else:
+                what = f"`{key}` lists {_layer_words(broad.entries)}" if key != "target_modules" else \
+                    f"target_modules lists {_layer_words(broad.entries)}"
+                fix = (f"Remove {_layer_words(broad.entries)} from {key} (adapters on the attention and MLP "
+                       'projections, or "all-linear", are the usual choice); train the embedding and output '
+                       "layer only when you add tokens, then suppress this finding.")
         fixed = setup.set("lora.target_modules", fixed_targets, "LL003 fix")
+        saved_bytes = 0
         if unsloth:
             consequences = [f"unsloth trains {_layers(broad)} named in target_modules in full (it moves them to "
                             "modules_to_save): full copies with gradients and optimizer state, saved whole "
                             "in every adapter"]
-        else:
+        elif framework in _PEFT_FRAMEWORKS:
             consequences = [f"peft puts LoRA adapters on {_layers(broad)}"]
             if broad.peft_saves_embeddings:
-                consequences.append("stores the full embedding and output matrices with every adapter "
-                                    'checkpoint (save_embedding_layers="auto")')
+                consequences.append(f"stores the full {'matrices' if broad.embedding and broad.output else 'matrix'} "
+                                    'with every adapter checkpoint (save_embedding_layers="auto")')
+                if arch is not None:
+                    saved_bytes = 2 * ((arch.embedding_params if broad.embedding else 0)
+                                       + (arch.vocab_size * arch.hidden_size if broad.output else 0))
             if broad.output:
                 consequences.append("the output layer's adapter computes one more vocabulary-sized output "
                                     "per token")
+        else:
+            # torchtune / litgpt: their own LoRA on the output layer; no full copies are saved
+            severity = Severity.INFO
+            consequences = ["its adapter computes one more vocabulary-sized output per token"
+                            if broad.output else "the embedding's adapter trains on every vocabulary row"]
         parts = [f"{what}: {join_words(consequences)}."]
-        if arch is not None and not unsloth and broad.peft_saves_embeddings:
-            per_ckpt = (arch.embedding_params + (arch.lm_head_params or 0)) * 2
-            parts.append(f"That is about {gib(per_ckpt)} more per checkpoint in 16-bit.")
+        if saved_bytes:
+            parts.append(f"That is about {gib(saved_bytes)} more per checkpoint in 16-bit.")
         count_before: tuple[Any, Any] = (before_targets, saves_value)
         if unsloth and broad.pattern is None:
             # unsloth: the named embedding/output layers become fully trained copies
@@ -290,7 +320,7 @@ class BroadTargetModules(Rule):
                                        (fixed_targets, saves_value), dora, needs_r=True)
         return self.finding(
             context, setup, targets.span or targets.key_span or setup.lora.span,  # type: ignore[union-attr]
-            " ".join(parts), fix=fix, fixed_setup=fixed,
+            " ".join(parts), fix=fix, fixed_setup=fixed, severity=severity,
         )
 
     # ---- shared wording ----------------------------------------------------------------------------
