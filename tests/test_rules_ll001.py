@@ -7,7 +7,7 @@ from rules_support import GiB, at, call, ctx, lit, lora, model, qlora4, run, set
 from lintlora import facts
 from lintlora.findings import Severity
 from lintlora.rules.ll001_gradient_checkpointing_off import GradientCheckpointingOff as R
-from lintlora.training_setup import Setting, TrainingArgs
+from lintlora.training_setup import Origin, Setting, TrainingArgs
 
 
 def test_literal_false_points_at_the_value_and_gives_complete_fix():
@@ -126,3 +126,25 @@ def test_fixed_setup_turns_checkpointing_on():
     loop = setup(framework="torch", calls=(call("gradient_checkpointing_disable", 9),))
     assert facts.checkpointing(_fixed_setup(with_trainer)).value is True
     assert facts.checkpointing(_fixed_setup(loop)).value is True
+
+
+def test_yaml_reasons_name_the_dialects_key():
+    tt = setup(kind="yaml", framework="torchtune", model=model(), lora=lora(),
+               training=TrainingArgs(gradient_checkpointing=Setting.library_default(False, "torchtune recipe")))
+    [f] = run(R, tt)
+    assert "torchtune's default `enable_activation_checkpointing: false`" in f.message
+    assert "enable_activation_checkpointing: True" in f.fix
+    written = Setting(False, Origin.LITERAL, at(9, 33), None, None, "disable_gradient_checkpointing")
+    lf = setup(kind="yaml", framework="llama-factory", model=model(), lora=lora(),
+               training=TrainingArgs(gradient_checkpointing=written))
+    [f] = run(R, lf)
+    assert "`disable_gradient_checkpointing` in the config turns it off" in f.message
+
+
+def test_litgpt_has_no_switch_so_it_is_info_unless_it_does_not_fit():
+    lg = setup(kind="yaml", framework="litgpt", model=model(), lora=lora(),
+               training=TrainingArgs(gradient_checkpointing=Setting.library_default(False, "litgpt lora.py")))
+    [f] = run(R, lg)
+    assert f.severity is Severity.INFO and "several devices" in f.fix
+    [f] = run(R, lg, ctx("rtx3090"))  # 26 GiB does not fit, checkpointing would: still only a warning
+    assert f.severity is Severity.WARNING

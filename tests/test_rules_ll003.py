@@ -109,3 +109,24 @@ def test_broad_entries_matching_rules():
     b = broad_entries(["model.embed_tokens"], llama, "transformers")
     assert b.entries == ("model.embed_tokens",) and b.embedding and not b.output
     assert broad_entries(".*lm_head", llama, "transformers").output
+
+
+def test_own_output_switch_of_torchtune_and_litgpt_is_info_in_their_words():
+    for framework, switch in (("torchtune", "apply_lora_to_output: True"), ("litgpt", "lora_head: true")):
+        s = setup(kind="yaml", framework=framework, model=model(LLAMA2), training=training(),
+                  lora=lora(8, ["q_proj", "v_proj", "lm_head"]))
+        [f] = run(R, s)
+        assert f.severity is Severity.INFO
+        assert switch in f.message and "peft" not in f.message and "per checkpoint" not in f.message
+
+
+def test_yaml_messages_use_the_config_key():
+    from rules_support import Lora, Origin, at
+
+    targets = Setting(("q_proj", "lm_head"), Origin.LITERAL, at(9, 3), None, None, "lora_target_modules")
+    lo = Lora(r=lit(8, 6), target_modules=targets)
+    s = setup(kind="yaml", framework="axolotl", model=model(LLAMA2), training=training(), lora=lo)
+    [f] = run(R, s)
+    assert "`lora_target_modules` lists `lm_head`" in f.message and "from lora_target_modules" in f.fix
+    # only the targeted output layer is stored with each checkpoint: 32,000 x 4,096 in 16-bit
+    assert f"{32_000 * 4_096 * 2 / GiB:.1f} GiB more per checkpoint" in f.message
