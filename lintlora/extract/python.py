@@ -512,6 +512,8 @@ class _Extractor:
                                     self.setting(val, key_node, value_node)}
             if changes:
                 section = dataclasses.replace(section, **changes)
+        if trainer_canon not in ("trl.SFTTrainer",) and not (section.max_seq_length.known):
+            section = self.with_tokenizer_length(section)
         if trainer_canon == "trl.SFTTrainer":
             msl = section.max_seq_length
             if (msl.known and msl.value is None) or (
@@ -576,6 +578,45 @@ class _Extractor:
         evidence.extend(self.training_evidence(section))
         mik = args.get("model_init_kwargs")
         return section, evidence, (mik[0] if mik else None)
+
+    def with_tokenizer_length(self, section: TrainingArgs) -> TrainingArgs:
+        """Fill an unset ``max_seq_length`` from the tokenizer calls' ``max_length=`` (the
+        truncation length of a script that tokenizes its data itself, e.g. alpaca-lora's
+        ``cutoff_len``); the longest one wins, and any unresolved one makes it unknown."""
+        import dataclasses
+
+        import libcst as cst
+
+        msl = section.max_seq_length
+        if msl.known or msl.expr is not None or (msl.source and "never defined" in msl.source):
+            return section
+        found: list[Setting] = []
+        for rec in self.index.calls:
+            func = rec.node.func
+            name = (func.value if type(func) is cst.Name else
+                    func.attr.value if type(func) is cst.Attribute else "")
+            owner = self.text(func.value) if type(func) is cst.Attribute else name
+            if not ("tokeniz" in name.lower() or "tokeniz" in owner.lower()):
+                continue
+            if type(func) is cst.Attribute and name not in ("__call__", "encode", "encode_plus",
+                                                            "batch_encode_plus",
+                                                            "apply_chat_template", "pad"):
+                continue
+            for a in rec.node.args:
+                if a.keyword is not None and a.keyword.value == "max_length":
+                    v = self.r.ev(a.value, self.r.env_for(rec), rec.order)
+                    st = self.setting(v, a.keyword, a.value, "max_seq_length")
+                    found.append(st)
+        if not found:
+            return section
+        known = [st for st in found if st.known and isinstance(st.value, int)]
+        if len(known) != len(found):
+            bad = next(st for st in found if not (st.known and isinstance(st.value, int)))
+            return dataclasses.replace(section, max_seq_length=bad)
+        best = max(known, key=lambda st: st.value)
+        source = best.source or "tokenizer(max_length=...)"
+        return dataclasses.replace(section, max_seq_length=Setting(
+            best.value, best.origin, best.span, best.key_span, source, best.expr))
 
     def unknown_training(self, reason: str, anchor: Any) -> TrainingArgs:
         unknown = Setting(None, Origin.UNKNOWN, None, None, reason, None)
