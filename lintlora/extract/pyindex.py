@@ -521,7 +521,9 @@ class _Walker:
             target = node.target
             names: Iterable = target.elements if type(target) is cst.Tuple else (target,)
             for el in names:
-                v = getattr(el, "value", el)
+                # a tuple holds Elements (their .value is the target); a bare `del x` target is the
+                # Name itself, whose .value is the identifier string
+                v = el.value if isinstance(el, cst.BaseElement) else el
                 if type(v) is cst.Name:
                     self.bind(v.value, "del", None, v)
                 else:
