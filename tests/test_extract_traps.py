@@ -71,6 +71,8 @@ def test_checkpointing_disabled_then_reenabled_keeps_order():
     from lintlora import facts
 
     assert facts.checkpointing(s).value is True
+    # the disable under `if USE_EVAL_MODE:` (False as written) is dead code: not a call site
+    assert len(s.calls_of("gradient_checkpointing_disable")) == 1
 
 
 def test_sft_trainer_loads_model_by_name_with_model_init_kwargs():

@@ -653,6 +653,9 @@ class Resolver:
         first = values[0]
         if len(values) == 1 or all(_same(first, v) for v in values[1:]):
             return self._weaken(self._weaken(first, base_decider) if base is not None else first, ruled_out)
+        merged = _launch_merge(values)
+        if merged is not None:
+            return merged
         texts = sorted({f"line-order {b.order}" for b in chosen})
         return Unknown(node, f"`{name}` is assigned differently in branches that may run "
                              f"({len(texts)} assignments)")
@@ -1017,6 +1020,26 @@ class Resolver:
         if len(found) == 1 and not found[0].guards:
             m = found[0]
             return self.ev(m.value, Env(m.scope), m.order)
+        if not found:
+            # a dataclass-style field set by the constructor: the instances built in this file
+            values = []
+            for rec in self.index.calls:
+                func = rec.node.func
+                if not (type(func) is cst.Name and func.value == cls.name):
+                    continue
+                fv = self.ev(func, self.env_for(rec), rec.order)
+                if not (isinstance(fv, Obj) and fv.kind == "scope" and fv.data is cls):
+                    continue
+                for a in rec.node.args:
+                    if a.keyword is not None and a.keyword.value == attr:
+                        values.append(self.ev(a.value, self.env_for(rec), rec.order))
+                        break
+                else:
+                    values.append(None)
+            if values and all(v is not None for v in values):
+                if all(_same(values[0], v) for v in values[1:]):
+                    return values[0]  # type: ignore[return-value]
+                return Unknown(node, f"`self.{attr}` differs between the {cls.name}(...) calls")
         if cls.bindings.get(attr):
             return self._class_attr(cls, attr, node)
         return Unknown(node, f"`self.{attr}`")
@@ -1297,7 +1320,10 @@ class Resolver:
         """A library class's default for ``attr`` as a ``LIBRARY_DEFAULT`` constant."""
         cls = DEFAULTS_CLASS.get(canonical(qualname))
         if cls is None:
-            return Unknown(node, f"`{attr}` of {qualname} (library default not tabulated)")
+            root = qualname.split(".")[0]
+            if root in _KNOWN_LIBRARIES:
+                return Unknown(node, f"`{attr}` of {qualname} (library default not tabulated)")
+            return Unknown(node, f"`{attr}` of {qualname}, defined in another file")
         from lintlora.extract.defaults import entry_for
 
         entry = entry_for(cls)
@@ -1676,6 +1702,23 @@ class Resolver:
         return SeqV(items, node)
 
 
+def _launch_merge(values: list[V]) -> V | None:
+    """``parse_json_file(sys.argv[1])`` in one branch, ``parse_args_into_dataclasses()`` in the
+    other: both give the dataclasses' defaults unless the launch supplies values (a JSON file
+    the script does not name, or flags), so the command-line branch stands for both."""
+    if not all(isinstance(v, Obj) and v.kind == "instance" for v in values):
+        return None
+    first = values[0]
+    if not all(v.data is first.data or (isinstance(v.data, Obj) and v.data.same(first.data))  # type: ignore[union-attr]
+               for v in values[1:]):
+        return None
+    plain = [v for v in values if v.extra is None]  # type: ignore[union-attr]
+    others = [v for v in values if v.extra is not None]  # type: ignore[union-attr]
+    if len(plain) >= 1 and all(isinstance(v.extra, Unknown) for v in others):  # type: ignore[union-attr]
+        return plain[0]
+    return None
+
+
 def _same(a: V, b: V) -> bool:
     if isinstance(a, Const) and isinstance(b, Const):
         return type(a.value) is type(b.value) and a.value == b.value
@@ -1683,6 +1726,9 @@ def _same(a: V, b: V) -> bool:
         return a.same(b)
     return a is b
 
+
+_KNOWN_LIBRARIES = frozenset({"transformers", "trl", "peft", "torch", "accelerate", "unsloth",
+                               "datasets", "bitsandbytes", "deepspeed"})
 
 _BUILTINS = frozenset({
     "int", "float", "str", "bool", "dict", "list", "tuple", "set", "sorted", "max", "min",

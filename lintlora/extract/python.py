@@ -595,15 +595,18 @@ class _Extractor:
             func = rec.node.func
             name = (func.value if type(func) is cst.Name else
                     func.attr.value if type(func) is cst.Attribute else "")
-            owner = self.text(func.value) if type(func) is cst.Attribute else name
-            if not ("tokeniz" in name.lower() or "tokeniz" in owner.lower()):
-                continue
-            if type(func) is cst.Attribute and name not in ("__call__", "encode", "encode_plus",
-                                                            "batch_encode_plus",
-                                                            "apply_chat_template", "pad"):
+            owner = self.text(func.value) if type(func) is cst.Attribute else ""
+            is_tokenizer = "tokenizer" in name.lower() or (
+                "tokeniz" in owner.lower() and name in ("__call__", "encode", "encode_plus",
+                                                        "batch_encode_plus", "apply_chat_template"))
+            # AutoTokenizer.from_pretrained(..., model_max_length=N): the truncation cap
+            keyword = "max_length"
+            if name == "from_pretrained" and "tokenizer" in owner.lower():
+                is_tokenizer, keyword = True, "model_max_length"
+            if not is_tokenizer:
                 continue
             for a in rec.node.args:
-                if a.keyword is not None and a.keyword.value == "max_length":
+                if a.keyword is not None and a.keyword.value == keyword:
                     v = self.r.ev(a.value, self.r.env_for(rec), rec.order)
                     st = self.setting(v, a.keyword, a.value, "max_seq_length")
                     found.append(st)
@@ -613,7 +616,14 @@ class _Extractor:
         if len(known) != len(found):
             bad = next(st for st in found if not (st.known and isinstance(st.value, int)))
             return dataclasses.replace(section, max_seq_length=bad)
-        best = max(known, key=lambda st: st.value)
+        values = sorted({st.value for st in known})
+        if len(values) > 1:
+            # e.g. a prompt and a response truncated separately, then concatenated
+            return dataclasses.replace(section, max_seq_length=Setting(
+                None, Origin.UNKNOWN, known[0].span, known[0].key_span,
+                f"tokenizer calls truncate to different lengths ({', '.join(map(str, values))}); "
+                "the sequence length depends on how the pieces are combined", None))
+        best = known[0]
         source = best.source or "tokenizer(max_length=...)"
         return dataclasses.replace(section, max_seq_length=Setting(
             best.value, best.origin, best.span, best.key_span, source, best.expr))
@@ -812,6 +822,11 @@ class _Extractor:
             else:
                 name = Setting(None, Origin.UNKNOWN, self.span(node), None,
                                "model name not passed", None)
+        if name.known and name.value in ("", None) and name.origin.is_default:
+            # `base_model: str = ""` with an assert: a placeholder that must be given at launch
+            name = Setting(None, Origin.UNKNOWN, name.span, name.key_span,
+                           f"the default is empty ({name.source or 'a default'}): "
+                           "the model is given at launch", name.expr)
         fields = self.settings_of(args, complete, unresolved, _MODEL_FIELDS, None, aliases)
         fa = fields.get("attn_implementation")
         if fa is not None and "use_flash_attention_2" in args and "attn_implementation" not in args:
@@ -900,6 +915,12 @@ class _Extractor:
         out = []
         for rec, kind, qual in found.calls:
             env = r.env_for(rec)
+            state, decider = r.guard_state(rec.guards, rec.scope, None)
+            if state is False and decider is not None and decider.origin in (
+                    Origin.LITERAL, Origin.VARIABLE):
+                # dead code as written (`USE_GC = False` ... `if USE_GC: enable()`); a branch
+                # ruled out only by a default (a flag not passed) is kept, as it may run
+                continue
             args: dict[str, Setting] = {}
             receiver = None
             func = rec.node.func
@@ -1081,6 +1102,8 @@ class _Extractor:
         model = quant = lora = None
         mv = args.get("model")
         load, loras = self.follow_model(mv[0] if mv else None)
+        if "model_init_kwargs" in args:  # older trl took it as a trainer keyword
+            model_init_kwargs = args["model_init_kwargs"][0]
         if isinstance(mv[0] if mv else None, Const) and isinstance(mv[0].value, str):  # type: ignore[index]
             model, quant = self.model_from_string(mv, model_init_kwargs, args, found)
         elif load is not None:
@@ -1091,6 +1114,10 @@ class _Extractor:
             lv = lv.items[0] if hasattr(lv, "items") and isinstance(lv.items, list) else lv
             if isinstance(lv, Obj):
                 model, quant = self.model_section(lv)
+        if model is None and mv is not None and not isinstance(mv[0], Obj) \
+                and model_init_kwargs is not None:
+            # SFTTrainer(model=<an unresolved hub id>, model_init_kwargs=...): trl loads it
+            model, quant = self.model_from_string(mv, model_init_kwargs, args, found)
         pc = args.get("peft_config")
         if pc is not None:
             lora = self.lora_section(pc[0])
