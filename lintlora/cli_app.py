@@ -350,7 +350,9 @@ def _show_setups(result: Any, fmt: str, stream: Any, color: bool | None) -> None
         return
     from lintlora.report.text import make_console
 
-    console = make_console(stream, color)
+    is_terminal = getattr(stream, "isatty", lambda: False)()
+    # piped or written to a file: lay tables out wide instead of wrapping names at 80 columns
+    console = make_console(stream, color, width=None if is_terminal else 160)
     render_setups(setups, console)
     if not setups:
         console.print("No training setup found.")

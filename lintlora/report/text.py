@@ -21,11 +21,16 @@ __all__ = ["render", "make_console"]
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def make_console(out: TextIO, color: bool | None = None):
-    """A rich ``Console`` on ``out``: no wrapping, no markup or emoji codes in our text."""
+def make_console(out: TextIO, color: bool | None = None, width: int | None = None):
+    """A rich ``Console`` on ``out``: no wrapping, no markup or emoji codes in our text.
+
+    ``width`` fixes the width tables are laid out in (default: the terminal's, or 80).
+    """
     from rich.console import Console
 
-    kwargs = {}
+    kwargs: dict = {}
+    if width is not None:
+        kwargs["width"] = width
     if color is True:
         kwargs["force_terminal"] = True
     elif color is False:
