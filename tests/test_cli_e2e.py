@@ -218,3 +218,25 @@ def test_broken_yaml_that_is_no_training_config_is_only_noted(tmp_path):
     assert [(f["path"], f["code"]) for f in doc["findings"]] == [("train.yml", "LL000")]
     text = lintlora("chart.yaml", cwd=tmp_path)
     assert text.returncode == 0 and "note: chart.yaml: not a training config" in text.stdout
+
+
+@needs_python
+def test_notebook_findings_in_sarif_and_annotations_point_at_the_code():
+    notebook = "fixtures/python/qlora_notebook.ipynb"
+    with open(os.path.join(REPO, notebook), encoding="utf-8") as handle:
+        raw = handle.read().splitlines()
+    findings = _json(lintlora(notebook, "--format", "json"))["findings"]
+    assert findings and all("cell" in f for f in findings)
+    sarif = json.loads(lintlora(notebook, "--format", "sarif").stdout)
+    results = sarif["runs"][0]["results"]
+    assert len(results) == len(findings)
+    for finding, result in zip(findings, results):
+        region = result["locations"][0]["physicalLocation"]["region"]
+        assert result["properties"]["cell"] == finding["cell"]
+        assert result["properties"]["cellLine"] == finding["line"]
+        # the .ipynb line holds the cell's source line the finding is about
+        line_text = json.loads("[" + raw[region["startLine"] - 1].strip().rstrip(",") + "]")[0]
+        cells = [c for c in json.load(open(os.path.join(REPO, notebook), encoding="utf-8"))["cells"]
+                 if c["cell_type"] == "code"]
+        source = "".join(cells[finding["cell"] - 1]["source"]).split("\n")
+        assert line_text.rstrip("\n") == source[finding["line"] - 1]
