@@ -220,7 +220,50 @@ def read_source(path: str, kind: str, max_bytes: int) -> str:
     return _decode_text(data, {"notebook": "notebook JSON", "json": "JSON"}.get(kind, "YAML"))
 
 
+_TOO_DEEP = ("too many nested parentheses", "too many indentation levels",
+             "too many statically nested blocks")
+
+
+def _nesting_guard(kind: str, text: str) -> None:
+    """Refuse Python nested too deeply for LibCST's native parser.
+
+    LibCST 1.x's parser overflows its native stack and kills the process (a segmentation fault,
+    not an exception) on deeply nested input: measured with libcst 1.9 on ``x = (((...)))``
+    with 2,000 levels, ``[`` x 1,500, ``f(`` x 1,500, ``1+1+...`` x 20,000 terms or
+    ``a[0][0]...`` x 20,000. No ``try`` can contain that, so before LibCST sees a file,
+    CPython's own parser (C, fast, with recursion checks) builds the AST only: if it reports
+    a nesting limit (``too many nested parentheses``: 200 levels; ``too many indentation
+    levels``: 100) or runs out of recursion, the file is reported as LL000 with CPython's
+    reason. Any other SyntaxError is left for LibCST to report (it may accept newer syntax
+    than the running Python).
+
+    Raises:
+        ExtractError: nesting too deep, at the place CPython names when it names one.
+    """
+    import ast
+
+    source = text
+    if kind == "notebook":
+        from lintlora.suppression import notebook_cells
+
+        source = "\n".join(notebook_cells(text))
+    try:
+        compile(source, "<lintlora>", "exec", ast.PyCF_ONLY_AST)
+    except (RecursionError, MemoryError):
+        raise ExtractError("nesting too deep to analyse (Python's own parser ran out of "
+                           "recursion); nothing in this file was checked", 1, 1) from None
+    except SyntaxError as exc:
+        if any(reason in str(exc.msg) for reason in _TOO_DEEP):
+            line = exc.lineno if kind == "python" and exc.lineno else 1
+            column = exc.offset if kind == "python" and exc.offset else 1
+            raise ExtractError(f"nesting too deep to analyse: {exc.msg}", line, column) from None
+    except (ValueError, TypeError):
+        pass  # e.g. NUL bytes: the extractor reports those itself
+
+
 def _extract(path: str, kind: str, text: str, explicit: bool) -> list[TrainingSetup]:
+    if kind in ("python", "notebook"):
+        _nesting_guard(kind, text)
     if kind == "python":
         from lintlora.extract.python import extract_python
 
