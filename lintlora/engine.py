@@ -163,8 +163,13 @@ def _decode_python(data: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise ExtractError(f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}",
-                           getattr(exc, "lineno", None) or 1, 1) from None
+        # no (valid) coding line and the first lines are not UTF-8: decoding as UTF-8 below
+        # names the first bad byte; a bad coding line itself is reported as it is
+        if "invalid or missing encoding declaration" not in str(exc):
+            # "unknown encoding: foo", "encoding problem: utf-8" (a BOM and another coding)
+            line = 2 if b"coding" not in data.split(b"\n", 1)[0] else 1
+            raise ExtractError(f"cannot decode: {exc} (in the coding line)", line, 1) from None
+        encoding = "utf-8"
     try:
         return data.decode(encoding)
     except LookupError:

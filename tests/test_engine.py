@@ -144,7 +144,8 @@ def test_size_limit(tmp_path):
 @pytest.mark.parametrize("data,line,words", [
     (b"x = 1\n\x00\x01\x02", 2, ["NUL", "binary"]),
     (b"x = 1\ns = '\xe9t\xe9'\n", 2, ["0xe9", "utf-8", "coding line"]),
-    (b"# -*- coding: nosuch -*-\nx = 1\n", 1, ["nosuch"]),
+    (b"s = '\xe9'\n", 1, ["0xe9", "utf-8", "coding line"]),
+    (b"# -*- coding: nosuch -*-\nx = 1\n", 1, ["unknown encoding: nosuch", "coding line"]),
 ])
 def test_undecodable_python_is_ll000(tmp_path, data, line, words):
     _write(tmp_path / "a.py", data)
