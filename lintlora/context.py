@@ -92,8 +92,10 @@ class Context:
         from lintlora.estimate.architecture import UnknownModelError, resolve_architecture
 
         name = setup.get("model.name_or_path")
-        key = (name.value if name.known else None, setup.framework, self.settings.model_config,
-               self.settings.params)
+        # Only a string names a model; anything else an extractor kept (a dict, a list) is
+        # treated as unresolved rather than hashed.
+        model_id = name.value if name.known and isinstance(name.value, str) else None
+        key = (model_id, setup.framework, self.settings.model_config, self.settings.params)
         if key not in self._arch_cache:
             try:
                 arch = resolve_architecture(
