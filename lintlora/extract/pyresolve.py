@@ -443,9 +443,14 @@ class Resolver:
 
     def _weaken(self, v: V, decider: Const | None) -> V:
         """Make ``v`` carry the weaker origin of the constant that decided which branch ran."""
-        if (decider is None or not isinstance(v, Const)
-                or _ORIGIN_RANK[decider.origin] <= _ORIGIN_RANK[v.origin]
-                or decider.origin in (Origin.LITERAL, Origin.VARIABLE)):
+        if decider is None or not isinstance(v, Const) or decider.origin in (Origin.LITERAL,
+                                                                             Origin.VARIABLE):
+            return v
+        launch_env = (decider.origin is Origin.ENV_DEFAULT and v.origin in (
+            Origin.ARGPARSE_DEFAULT, Origin.DATACLASS_DEFAULT, Origin.FUNCTION_DEFAULT))
+        if _ORIGIN_RANK[decider.origin] <= _ORIGIN_RANK[v.origin] and not launch_env:
+            # (a value chosen because WORLD_SIZE/LOCAL_RANK is unset rests on the environment
+            # above all: under a launcher the other branch runs)
             return v
         return Const(v.value, decider.origin, v.node, decider.source)
 
@@ -656,6 +661,10 @@ class Resolver:
         merged = _launch_merge(values)
         if merged is not None:
             return merged
+        if all(isinstance(v, (Obj, SeqV, DictV)) for v in values):
+            # several objects depending on a branch (a model, or the same model wrapped by
+            # get_peft_model): keep them all for callers that follow objects
+            return Obj("either", values, node)
         texts = sorted({f"line-order {b.order}" for b in chosen})
         return Unknown(node, f"`{name}` is assigned differently in branches that may run "
                              f"({len(texts)} assignments)")
@@ -1582,7 +1591,8 @@ class Resolver:
                 return self.load_file(src.data, node)
             return Unknown(node, "data read from a file the script does not name")
         if q in ("torch.cuda.is_bf16_supported", "torch.cuda.is_available",
-                 "torch.cuda.device_count", "torch.cuda.get_device_capability"):
+                 "torch.cuda.device_count", "torch.cuda.get_device_capability",
+                 "unsloth.is_bfloat16_supported", "torch.cuda.mem_get_info"):
             return Unknown(node, f"{q}() depends on the machine it runs on")
         if q.startswith("trl.") and q.rsplit(".", 1)[-1] in (
                 "get_peft_config", "get_quantization_config", "get_kbit_device_map"):

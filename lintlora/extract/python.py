@@ -72,6 +72,8 @@ _QUANT_CONFIGS = {
     "transformers.CompressedTensorsConfig": "compressed-tensors",
 }
 _TRAINER_POSITIONAL = ("model", "args", "data_collator", "train_dataset", "eval_dataset")
+# trl DPOTrainer / KTOTrainer take the reference model second: (model, ref_model, args, ...)
+_REF_MODEL_POSITIONAL = ("model", "ref_model", "args", "data_collator", "train_dataset")
 _MODEL_LOAD_POSITIONAL = ("pretrained_model_name_or_path",)
 _ENV_KEYS = frozenset({"LOCAL_RANK", "RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"})
 _SWEEP_LIMIT = 16
@@ -136,6 +138,7 @@ def extract_python_source(path: str, source: str, *,
 
     if source.startswith("\ufeff"):
         source = source[1:]
+    _preflight(source, line_map)
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -155,6 +158,78 @@ def extract_python_source(path: str, source: str, *,
         raise ExtractError(f"internal error while reading the script: "
                            f"{exc.__class__.__name__}: {exc}"[:300], None, None,
                            code="LL999") from exc
+
+
+_MAX_PAREN_DEPTH = 200     # CPython's tokenizer limit ("too many nested parentheses")
+_MAX_EXPR_DEPTH = 500      # LibCST's native parser overflows its stack near 5,000-10,000
+                           # and slows down badly from about 1,000
+_SUSPICIOUS_OPERATORS = 1000   # occurrences of one operator character that call for a check
+_SUSPICIOUS_COMMON = 3000      # the same for characters every script is full of
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+
+
+def _bracket_depth(brackets: str) -> int:
+    """The deepest nesting of a string of bracket characters."""
+    depth = deepest = 0
+    for ch in brackets:
+        if ch in "([{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        else:
+            depth -= 1
+    return deepest
+
+
+def _preflight(source: str, line_map: Callable | None) -> None:
+    """Refuse, with a diagnostic, input that would crash LibCST's native parser.
+
+    The parser is a recursive-descent parser running on the C stack: thousands of nested
+    brackets, or an expression chaining thousands of operators, overflow it and kill the
+    process, which no ``except`` can catch (measured with LibCST 1.9: 1,500 nested brackets or
+    a 10,000-term sum). Such files are never real training scripts; CPython itself refuses more
+    than 200 nested brackets. Cheap counts select the rare file worth checking (brackets inside
+    strings are counted too, which only costs a check), and CPython's parser, which has
+    recursion guards, measures it.
+    """
+    import ast
+
+    suspicious = False
+    if source.count("(") + source.count("[") + source.count("{") > _MAX_PAREN_DEPTH:
+        suspicious = _bracket_depth(_NOT_BRACKETS.sub("", source)) > _MAX_PAREN_DEPTH
+    if not suspicious:
+        suspicious = (any(source.count(c) > _SUSPICIOUS_OPERATORS for c in "+-*/%|&^@<>~")
+                      or any(source.count(c) > _SUSPICIOUS_COMMON for c in ".,\"'(=")
+                      or source.count("not ") > _SUSPICIOUS_OPERATORS)
+    if not suspicious:
+        return
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as err:
+        line, col = err.lineno, err.offset
+        cell = None
+        if line is not None and line_map is not None:
+            cell, line = line_map(line)
+        raise ExtractError(f"syntax error: {err.msg}", line, col, cell=cell) from None
+    except (RecursionError, MemoryError, ValueError, OverflowError):
+        raise ExtractError("the file is nested too deeply to parse", None, None) from None
+    # deepest expression nesting, iteratively
+    deepest = 0
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest > _MAX_EXPR_DEPTH:
+                line = getattr(node, "lineno", None)
+                cell = None
+                if line is not None and line_map is not None:
+                    cell, line = line_map(line)
+                raise ExtractError(f"an expression is nested more than {_MAX_EXPR_DEPTH} levels "
+                                   "deep; lintlora does not analyse files like this", line,
+                                   None, cell=cell)
+        for child in ast.iter_child_nodes(node):
+            stack.append((child, depth + 1))
 
 
 def _syntax_error(exc: Any, source: str, line_map: Callable | None) -> ExtractError:
@@ -294,6 +369,12 @@ class _Extractor:
                     continue
             if method is not None:
                 self.add_method_call(f, rec, method, canon)
+            elif type(func) is cst.Name and func.value in ("print_trainable_parameters",
+                                                           "get_nb_trainable_parameters"):
+                # the helper peft's notebooks define and scripts copy: it prints the same count
+                v = r.ev(func, env, rec.order)
+                if isinstance(v, Obj) and v.kind == "scope":
+                    f.calls.append((rec, func.value, f"{func.value} (local helper)"))
         for node, key, scope, order in self.index.env_reads:
             f.evidence.append(Evidence("env-rank", self.span(node), f"os.environ[{key!r}]"))
         return f
@@ -611,6 +692,15 @@ class _Extractor:
                     st = self.setting(v, a.keyword, a.value, "max_seq_length")
                     found.append(st)
         if not found:
+            # a dataset builder told the length: build_dataset(..., max_seq_length=N),
+            # ConstantLengthDataset(..., seq_length=N)
+            for rec in self.index.calls:
+                for a in rec.node.args:
+                    if a.keyword is not None and a.keyword.value in ("max_seq_length",
+                                                                     "seq_length"):
+                        v = self.r.ev(a.value, self.r.env_for(rec), rec.order)
+                        found.append(self.setting(v, a.keyword, a.value, "max_seq_length"))
+        if not found:
             return section
         known = [st for st in found if st.known and isinstance(st.value, int)]
         if len(known) != len(found):
@@ -624,7 +714,7 @@ class _Extractor:
                 f"tokenizer calls truncate to different lengths ({', '.join(map(str, values))}); "
                 "the sequence length depends on how the pieces are combined", None))
         best = known[0]
-        source = best.source or "tokenizer(max_length=...)"
+        source = best.source or "the data pipeline's truncation length"
         return dataclasses.replace(section, max_seq_length=Setting(
             best.value, best.origin, best.span, best.key_span, source, best.expr))
 
@@ -822,8 +912,11 @@ class _Extractor:
             else:
                 name = Setting(None, Origin.UNKNOWN, self.span(node), None,
                                "model name not passed", None)
-        if name.known and name.value in ("", None) and name.origin.is_default:
-            # `base_model: str = ""` with an assert: a placeholder that must be given at launch
+        if name.known and name.origin.is_default and (
+                name.value in ("", None) or (isinstance(name.value, str) and (
+                    name.value.startswith(("path/to", "/path/to", "<")) or name.value.endswith(">")))):
+            # `base_model: str = ""` (with an assert) or "path/to/model": a placeholder that must
+            # be given at launch
             name = Setting(None, Origin.UNKNOWN, name.span, name.key_span,
                            f"the default is empty ({name.source or 'a default'}): "
                            "the model is given at launch", name.expr)
@@ -1086,7 +1179,9 @@ class _Extractor:
         r = self.r
         trainer_canon = found.canon[id(rec)]
         env = Env(rec.scope, frame) if frame is not None else r.env_for(rec)
-        args, complete, unresolved = r.call_kwargs(rec.node, env, rec.order, _TRAINER_POSITIONAL)
+        positional = (_REF_MODEL_POSITIONAL if trainer_canon in ("trl.DPOTrainer", "trl.KTOTrainer")
+                      else _TRAINER_POSITIONAL)
+        args, complete, unresolved = r.call_kwargs(rec.node, env, rec.order, positional)
         targ = args.get("args")
         tv = targ[0] if targ else None
         if targ is None and not complete:
@@ -1158,6 +1253,13 @@ class _Extractor:
 
         r = self.r
         loras: list = []
+        if isinstance(v, Obj) and v.kind == "either":
+            # a branch decides: the same base model either way is still that model
+            results = [self.follow_model(alt) for alt in v.data]
+            loads = {id(ld.node): ld for ld, _l in results if ld is not None}
+            adapters = {id(getattr(x, "node", x)): x for _ld, ls in results for x in ls}
+            load = next(iter(loads.values())) if len(loads) == 1 else None
+            return load, (list(adapters.values()) if len(adapters) == 1 else [])
         for _ in range(16):
             if isinstance(v, SeqV) and v.items:
                 v = v.items[0]
