@@ -170,13 +170,24 @@ def row_inputs(row: dict, arch) -> tuple[EstimateInputs, str]:
     kbit = fw == "transformers" and q in ("nf4", "fp4", "int8")
     if fw == "transformers" and q == "gptq4":
         kbit = False
+    # bitsandbytes before 0.43.2 kept every 4-bit matmul's input (bitsandbytes PR #1270,
+    # released 2024-07): rows dated 2022-2023 or naming bnb <= 0.42; the litgpt config-hub table
+    # was produced with the configs added from 2024-04, before that release (an assumption for
+    # the rows dated up to 2024-09, stated here). Other bnb rows: a current release.
+    src = row["source_path_or_url"]
+    bnb_old = q in ("nf4", "fp4") and (re.search(r"\b20(22|23)\b|bnb 0\.(39|40|41|42)", src) is not None
+                                        or (fw == "litgpt" and "2024" in src))
+    # torchao before PR #196 (2024-05-01) quantized NF4 without chunking: torchtune rows whose
+    # source is dated 2024-04.
+    ao_old = q == "torchao-nf4" and "2024-04" in src
     inputs = EstimateInputs(
         method="full" if full else ("qlora" if q else "lora"), batch_size=bs, seq_len=seq,
         gradient_checkpointing=gc, quant=q, double_quant=dq, weight_dtype=weight,
         compute_dtype=compute, lora_r=r, lora_dropout=drop, target_modules=targets,
         modules_to_save=mts, optim=optim_name, attn_implementation=attn_impl,
         kbit_upcast=kbit, loss_impl=loss, master_fp32=master, framework=fw,
-        checkpoint_offload=offload and fw == "unsloth")
+        checkpoint_offload=offload and fw == "unsloth", bnb_saves_input=bnb_old,
+        torchao_unchunked=ao_old)
     return inputs, _counter(row)
 
 

@@ -11,7 +11,10 @@ Per-layer bytes are isolated as the difference between an (L+2)-layer and an L-l
 divided by 2 and by the number of tokens, so embedding, final norm and loss terms cancel.
 
 Variants: LoRA dropout 0 / 0.05, attention ``sdpa`` / ``eager``, checkpointing off / on
-(reentrant checkpointing, whose saved layer inputs the hooks can see), targets q,v / all-linear.
+(reentrant checkpointing, whose saved layer inputs the hooks can see), targets q,v / all-linear;
+with bitsandbytes installed (its CPU backend) also a QLoRA NF4 base with and without
+``prepare_model_for_kbit_training``. Dropout runs through the kernel CUDA uses (a bool mask, see
+``_cuda_dropout``), since the estimator models a GPU.
 
 Usage: ``python bench/saved_tensors.py [--json]``. Needs the optional ``measure`` extra
 (torch, transformers, peft); not needed by CI.
@@ -45,6 +48,38 @@ class Variant:
     dropout: float
     attn: str
     checkpointing: bool
+    quant: bool = False  # bitsandbytes NF4 base (needs bitsandbytes with its CPU backend)
+    kbit: bool = False  # prepare_model_for_kbit_training (fp32 embeddings/norms/lm_head)
+
+
+def _cuda_dropout(input, p=0.5, training=True, inplace=False):
+    """``F.dropout`` as CUDA runs it: the fused kernel, which keeps a bool mask.
+
+    On CUDA ``at::dropout`` calls ``at::native_dropout`` (aten ``native/Dropout.cpp``,
+    ``is_fused_kernel_acceptable``: CUDA/XPU/lazy inputs only); on the CPU it multiplies by a
+    float noise tensor, which autograd keeps instead. The estimator models the CUDA path.
+    """
+    import torch
+
+    if not training or p == 0.0:
+        return input
+    return torch.native_dropout(input, p, True)[0]
+
+
+def _quantize(model) -> None:
+    """Replace the decoder blocks' nn.Linear layers with bitsandbytes NF4 Linear4bit."""
+    import bitsandbytes as bnb
+    import torch
+
+    for name, mod in list(model.named_modules()):
+        for child_name, child in list(mod.named_children()):
+            if isinstance(child, torch.nn.Linear) and ".layers." in f"{name}.{child_name}":
+                q = bnb.nn.Linear4bit(child.in_features, child.out_features, bias=child.bias is not None,
+                                      compute_dtype=torch.bfloat16, quant_type="nf4")
+                q.weight = bnb.nn.Params4bit(child.weight.data.to(torch.bfloat16), requires_grad=False,
+                                             quant_type="nf4")
+                setattr(mod, child_name, q.to("cpu"))
+    model.is_loaded_in_4bit = True
 
 
 def _build(family: str, layers: int, attn: str):
@@ -67,6 +102,12 @@ def saved_bytes(v: Variant, layers: int, batch: int, seq: int) -> int:
     from peft import LoraConfig, get_peft_model
 
     model = _build(v.family, layers, v.attn)
+    if v.quant:
+        _quantize(model)
+    if v.kbit:
+        from peft import prepare_model_for_kbit_training
+
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
     targets = list(v.targets) if not isinstance(v.targets, str) else v.targets
     model = get_peft_model(model, LoraConfig(r=8, lora_alpha=16, lora_dropout=v.dropout,
                                              target_modules=targets))
@@ -90,9 +131,21 @@ def saved_bytes(v: Variant, layers: int, batch: int, seq: int) -> int:
         return t
 
     ids = torch.randint(0, FAMILIES[v.family]["vocab_size"], (batch, seq))
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            out = model(input_ids=ids)
+    from unittest import mock
+
+    # torch.is_autocast_enabled() without a device type reports CUDA autocast only; on a GPU
+    # peft's bitsandbytes LoRA layers see True there (and skip their input cast): report the
+    # CPU autocast state in its place so the CPU run takes the GPU's path.
+    cpu_autocast = torch.is_autocast_enabled
+
+    def _autocast_enabled(*args):
+        return cpu_autocast(*args) if args else cpu_autocast("cpu")
+
+    with mock.patch.object(torch.nn.functional, "dropout", _cuda_dropout), \
+            mock.patch.object(torch, "is_autocast_enabled", _autocast_enabled):
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                out = model(input_ids=ids)
     del out
     return sum(seen.values())
 
@@ -112,11 +165,13 @@ def predicted(v: Variant, batch: int = 2, seq: int = 128) -> float:
 
     spec = dict(FAMILIES[v.family])
     arch = from_hf_config(dict(spec, num_hidden_layers=2), name=f"tiny-{v.family}", source="bench")
-    inputs = EstimateInputs(method="lora", batch_size=batch, seq_len=seq,
+    inputs = EstimateInputs(method="qlora" if v.quant else "lora", batch_size=batch, seq_len=seq,
                             gradient_checkpointing=v.checkpointing, lora_r=8,
                             lora_dropout=v.dropout, target_modules=v.targets,
                             attn_implementation=v.attn, framework="transformers",
-                            compute_dtype="bfloat16", weight_dtype="bfloat16")
+                            compute_dtype="bfloat16", weight_dtype="bfloat16",
+                            quant="nf4" if v.quant else None, quant_compute_dtype="bfloat16" if v.quant else None,
+                            kbit_upcast=v.kbit, bnb_saves_input=False)
     from lintlora.estimate.params import count_trainable
 
     trainable = count_trainable(arch, 8, v.targets)
@@ -139,6 +194,16 @@ VARIANTS = [
     Variant("gemma", "all-linear", 0.0, "eager", False),
 ]
 
+# QLoRA on a bitsandbytes NF4 base (bitsandbytes >= 0.43.2: 4-bit matmuls keep no input), with and
+# without prepare_model_for_kbit_training's fp32 up-cast; run when bitsandbytes is importable.
+QLORA_VARIANTS = [
+    Variant("llama", ("q_proj", "v_proj"), 0.05, "sdpa", False, quant=True, kbit=True),
+    Variant("llama", "all-linear", 0.0, "sdpa", False, quant=True, kbit=True),
+    Variant("llama", "all-linear", 0.05, "sdpa", False, quant=True, kbit=False),
+    Variant("llama", ("q_proj", "v_proj"), 0.0, "sdpa", False, quant=True, kbit=False),
+    Variant("llama", ("q_proj", "v_proj"), 0.05, "sdpa", True, quant=True, kbit=True),
+]
+
 
 def run(variants=VARIANTS, batch: int = 2, seq: int = 128) -> list[dict]:
     """Measure and predict every variant; returns one dict per variant."""
@@ -146,7 +211,8 @@ def run(variants=VARIANTS, batch: int = 2, seq: int = 128) -> list[dict]:
     for v in variants:
         m = per_token_layer(v, batch, seq)
         p = predicted(v, batch, seq)
-        rows.append({"family": v.family, "targets": v.targets if isinstance(v.targets, str) else ",".join(v.targets),
+        rows.append({"family": v.family + ("-nf4" if v.quant else "") + ("-kbit" if v.kbit else ""),
+                     "targets": v.targets if isinstance(v.targets, str) else ",".join(v.targets),
                      "dropout": v.dropout, "attn": v.attn, "checkpointing": v.checkpointing,
                      "measured": m, "predicted": p, "error_pct": 100.0 * (p - m) / m if m else None})
     return rows
@@ -162,7 +228,14 @@ def main() -> None:
     import torch
     import transformers
 
-    rows = run(batch=args.batch, seq=args.seq)
+    variants = list(VARIANTS)
+    try:
+        import bitsandbytes  # noqa: F401
+
+        variants += QLORA_VARIANTS
+    except ImportError:
+        print("bitsandbytes not installed: QLoRA variants skipped")
+    rows = run(variants, batch=args.batch, seq=args.seq)
     if args.json:
         print(json.dumps(rows, indent=1))
         return

@@ -21,3 +21,12 @@ import saved_tensors  # noqa: E402
 def test_activation_term_within_5_percent(variant):
     row = saved_tensors.run([variant], batch=2, seq=128)[0]
     assert abs(row["error_pct"]) <= 5.0, row
+
+
+@pytest.mark.parametrize("variant", saved_tensors.QLORA_VARIANTS,
+                         ids=lambda v: f"nf4{'-kbit' if v.kbit else ''}-{v.targets}-{v.dropout}-{'gc' if v.checkpointing else 'nogc'}")
+def test_qlora_activation_term_within_5_percent(variant):
+    """NF4 base (bitsandbytes' CPU backend), with and without the kbit fp32 up-cast."""
+    pytest.importorskip("bitsandbytes")
+    row = saved_tensors.run([variant], batch=2, seq=128)[0]
+    assert abs(row["error_pct"]) <= 5.0, row

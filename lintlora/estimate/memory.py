@@ -11,7 +11,10 @@ The peak (what ``torch.cuda.max_memory_allocated`` reports) is taken at the mome
 * with checkpointing, the larger of (a) the checkpointed layer inputs plus the loss buffers and
   (b) the layer inputs plus one layer recomputed during its backward;
 * for full fine-tuning also the optimizer step (all gradients + step temporaries, activations
-  freed), when that is larger.
+  freed), when that is larger;
+* for quantized bases also the load phase (weights quantized one tensor at a time; torchao < 0.2
+  with a large transient per tensor), when that is larger: the caching allocator keeps what it
+  reserved then, so ``P = max(P_load, P_train)``.
 
 The breakdown lists the components at that moment and adds up exactly:
 
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from lintlora.estimate.architecture import Architecture
-from lintlora.estimate.params import TrainableCount, count_trainable
+from lintlora.estimate.params import AdaptedModule, TrainableCount, count_trainable
 from lintlora.estimate.profiles import LOSS_K, Profile, get_profile
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "MemoryEstimate",
     "ActivationTerms",
     "activation_breakdown",
+    "residual_stream_bytes",
     "estimate_memory",
     "optimizer_bytes_per_param",
     "DTYPE_BYTES",
@@ -56,6 +60,15 @@ INT8_BYTES = 1.0
 GPTQ4_BYTES = 0.5 + 2.5 / 128
 # torchao NF4 (torchtune QLoRA, block 64, scalers double-quantized per 256 blocks).
 TORCHAO_NF4_BYTES = NF4_DQ_BYTES
+# Load-phase transient of torchao < 0.2 NF4 quantization, bytes per element of the weight being
+# quantized. Mechanism: ``NF4Tensor.quantize_tensor_nearest`` (torchao/dtypes/nf4tensor.py before
+# pytorch/ao PR #196, 2024-05-01) computed ``(value.unsqueeze(-1) - nf4).abs()`` on the whole
+# weight: two ``numel × 16`` bf16 tensors alive at once = 64 B per element, plus the bf16 scaled
+# blocks. Measured in pytorch/ao PR #315 (2024-06-04): ``to_nf4`` of a 4096 × 128256 weight
+# raised peak allocated from 2.10 GB to 37.87 GB, i.e. 35.76e9 / 525,336,576 = 68.1 B per element.
+# Since PR #196 the work is done in chunks of 1024**2 elements (a few tens of MB).
+TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT = 68.0
+TORCHAO_CHUNK_ELEMENTS = 1024**2
 
 
 @dataclass(frozen=True)
@@ -75,13 +88,29 @@ class EstimateInputs:
         lora_r, lora_dropout, target_modules, modules_to_save, use_dora: the adapter.
         optim: TrainingArguments ``optim`` name (or a torch/bnb optimizer class name).
         attn_implementation: ``"sdpa"``, ``"flash_attention_2"``, ``"eager"``.
-        kbit_upcast: ``prepare_model_for_kbit_training`` ran (fp32 non-quantized params).
+        kbit_upcast: ``prepare_model_for_kbit_training`` ran on a bitsandbytes 4/8-bit model:
+            every fp16/bf16 parameter left (embeddings, norms, lm_head) is cast to fp32 (peft
+            ``src/peft/utils/other.py``, "cast all non INT8 parameters to fp32"; GPTQ/AQLM/EETQ/HQQ
+            models are skipped). The fp32 embedding makes the residual stream fp32, and
+            bitsandbytes ``Linear4bit.forward`` casts its output back to its input's dtype
+            (``out = out.to(inp_dtype)``, bitsandbytes ``nn/modules.py``), so MLP intermediates
+            and checkpointed layer inputs are fp32 too (see :func:`activation_breakdown`).
         liger: ``use_liger_kernel`` (fused RMSNorm, SwiGLU and linear + cross-entropy).
         loss_impl: key of ``profiles.LOSS_K``; ``None`` = the profile's default.
         master_fp32: trainable parameters kept in fp32 with AMP (litgpt ``bf16-mixed``,
             fp16 AMP with fp32 weights); for full fine-tuning also fp32 weights.
         framework: the profile name these inputs were built for.
-        checkpoint_offload: checkpointed layer inputs offloaded to CPU (Unsloth).
+        checkpoint_offload: checkpointed layer inputs offloaded to CPU (Unsloth
+            ``use_gradient_checkpointing="unsloth"``, axolotl ``gradient_checkpointing: offload``,
+            LLaMA-Factory ``use_unsloth_gc``).
+        bnb_saves_input: bitsandbytes < 0.43.2: ``MatMul4Bit.forward`` kept its input ``A``
+            for backward (``ctx.tensors = (A, B)``) although no weight gradient is computed;
+            bitsandbytes PR #1270 (merged 2024-07-16, released in 0.43.2, CHANGELOG "QLoRA bug
+            fix") saves ``(None, B)``. ``False`` = a current bitsandbytes.
+        torchao_unchunked: torchao < 0.2 (before pytorch/ao PR #196, 2024-05-01) quantized a
+            weight to NF4 in one piece; ``quantize_tensor_nearest`` then held two
+            ``numel × 16`` bf16 difference tensors (load-phase transient, see
+            :data:`TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT`).
         num_gpus: data-parallel replicas (each holds everything: the per-GPU peak is the same).
     """
 
@@ -108,6 +137,8 @@ class EstimateInputs:
     framework: str = "transformers"
     checkpoint_offload: bool = False
     num_gpus: int = 1
+    bnb_saves_input: bool = False
+    torchao_unchunked: bool = False
 
     @property
     def tokens(self) -> int:
@@ -149,7 +180,8 @@ class MemoryEstimate:
         rough: the architecture is a stand-in built from a parameter count.
         inputs: the resolved inputs; ``arch_name``, ``framework``: what was estimated.
         trainable: the trainable-parameter count (``None`` for full fine-tuning).
-        peak_phase: ``"backward start"``, ``"loss"``, ``"recompute"`` or ``"optimizer step"``.
+        peak_phase: ``"backward start"``, ``"loss"``, ``"recompute"``, ``"optimizer step"`` or
+            ``"load"`` (quantizing the base while loading peaks higher than a training step).
         gpu, gpu_memory_bytes: the GPU the estimate is compared against, when known.
     """
 
@@ -232,24 +264,49 @@ def optimizer_bytes_per_param(optim: str, param_bytes: int, follows_param: bool 
 
 
 # ---- activations ------------------------------------------------------------------------------
+def residual_stream_bytes(inputs: EstimateInputs) -> int:
+    """Bytes per element of the residual stream (layer inputs, norm outputs).
+
+    The compute dtype, except after ``prepare_model_for_kbit_training`` on a bitsandbytes model
+    (``kbit_upcast``): the fp32 embedding output makes the stream fp32, and bitsandbytes
+    ``Linear4bit``/``Linear8bitLt`` return their input's dtype, so it stays fp32 through every
+    layer (a 16-bit attention output added to it is promoted to fp32).
+    """
+    if inputs.kbit_upcast and inputs.quant in ("nf4", "fp4", "int8"):
+        return 4
+    return DTYPE_BYTES.get(inputs.compute_dtype, 2)
+
+
 def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Profile,
                          trainable: TrainableCount | None = None) -> ActivationTerms:
     """Bytes saved per token per decoder layer, by part (see the module docstring).
 
-    Parts (bytes per token per layer, ``c`` = compute-dtype bytes, 2 for bf16/fp16):
+    Parts (bytes per token per layer, ``c`` = compute-dtype bytes, 2 for bf16/fp16; ``sb`` =
+    residual-stream bytes, :func:`residual_stream_bytes`: ``c``, or 4 after the kbit up-cast):
 
     * ``norms``: ``norms_per_layer × h × norm_bytes`` (+ ``c·h`` each when norms train);
     * ``attention`` (SDPA / FlashAttention-2): q, k, v and the output in the compute dtype
       plus the fp32 log-sum-exp: ``c·(2·qw + 2·kw) + 4·heads`` with ``kw`` the KV width
       (``qw`` when the framework expands K/V for GQA); eager attention keeps q and expanded
-      k, v plus the bf16 and fp32 probabilities: ``3·c·qw + 6·heads·s`` (notes §2.2; measured);
-    * ``mlp``: gated ``6·I`` (gate, activation and up outputs), plain ``2·I`` (GELU input);
-      for full fine-tuning also the MLP input ``c·h`` and the down-projection input ``c·I``;
-    * ``linear_inputs``: inputs frozen linears keep anyway: bitsandbytes' 4/8-bit matmul
-      (``MatMul4Bit``/``MatMul8bitLt`` save the input whenever any input needs a gradient,
-      bitsandbytes/autograd/_functions.py) and every linear in full fine-tuning;
-    * ``lora``: per adapted module ``d_in × lora_in_bytes`` (dropout 0 vs > 0; shared inputs
-      counted once where the framework shares them).
+      k, v plus the bf16 and fp32 probabilities: ``3·c·qw + 6·heads·s`` (notes §2.2; measured).
+      Autocast runs SDPA in the compute dtype whatever the stream dtype, so ``sb`` does not
+      enter here;
+    * ``mlp``: gated ``6·I`` (gate, activation and up outputs), plain ``2·I`` (GELU input),
+      scaled by ``sb / c``: after the kbit up-cast the gate/up outputs come back from
+      ``Linear4bit`` in fp32 and SiLU/product run in fp32 (12·I); for full fine-tuning also the
+      MLP input ``c·h`` and the down-projection input ``c·I``;
+    * ``linear_inputs``: inputs frozen linears keep anyway: bitsandbytes' 4-bit matmul only
+      before 0.43.2 (``bnb_saves_input``; one shared copy per distinct input, or one
+      compute-dtype copy per module when ``Linear4bit`` casts an fp32 stream), LLM.int8
+      (``MatMul8bitLt`` saves ``A``), GPTQ, and every linear in full fine-tuning;
+    * ``lora``: per adapted module ``d_in × lora_in_bytes``: with dropout the CUDA fused
+      dropout's bool mask (1 B, ``at::native_dropout``; aten ``Dropout.cpp``
+      ``is_fused_kernel_acceptable`` is true on CUDA only) plus the 16-bit input ``lora_A``
+      saves (2 B) = 3; without dropout 2 B per module (peft casts the input to the fp32
+      adapter dtype and autocast makes a fresh 16-bit copy per module) or, for peft's
+      bitsandbytes layers under autocast on a 16-bit stream (no cast:
+      ``requires_conversion = not torch.is_autocast_enabled()``, peft ``tuners/lora/bnb.py``),
+      2 B per distinct input shared by the modules reading it.
     """
     h = arch.hidden_size
     I = arch.intermediate_size
@@ -257,10 +314,13 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
     qw = arch.q_width
     kw = arch.kv_width if profile.gqa_native or inputs.attn_implementation == "flash_attention_2" else qw
     c = DTYPE_BYTES.get(inputs.compute_dtype, 2)
+    sb = residual_stream_bytes(inputs)
     s = inputs.seq_len
     full = inputs.method == "full"
+    bnb4 = inputs.quant in ("nf4", "fp4")
     parts: dict[str, float] = {}
     norm_b = 2 if inputs.liger else profile.norm_bytes
+    norm_b = max(norm_b, sb) if sb == 4 else norm_b
     parts["norms"] = arch.norms_per_layer * h * (norm_b + (c if full else 0))
     if inputs.attn_implementation == "eager":
         parts["attention"] = 3 * c * qw + 6 * heads * s
@@ -270,18 +330,35 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
     if inputs.liger and arch.mlp_kind == "gated":
         mlp_b = 4.0  # Liger SwiGLU recomputes silu in backward, keeps gate and up (liger_kernel/ops/swiglu.py)
     experts = max(1, arch.num_experts_per_tok) if arch.is_moe else 1
-    parts["mlp"] = mlp_b * I * experts
+    parts["mlp"] = mlp_b * I * experts * (sb / c)
     # inputs frozen (quantized) linears keep, and all linears in full fine-tuning
     shapes = arch.block_linears()
     distinct_inputs = {"qkv": h, "attn_out": qw, "mlp_in": h, "mlp_out": I * experts}
+    # bytes of each distinct input tensor: the stream dtype, except the attention output
+    # (SDPA runs in the compute dtype under autocast)
+    input_bytes = {"qkv": sb, "attn_out": c, "mlp_in": sb, "mlp_out": sb}
     if full:
         parts["linear_inputs"] = c * sum(distinct_inputs.values())
-    elif inputs.quant in ("nf4", "fp4", "int8", "gptq4"):
-        if (inputs.quant_compute_dtype or inputs.compute_dtype) == "float32" and inputs.quant in ("nf4", "fp4"):
+    elif bnb4 and inputs.bnb_saves_input:
+        qc = inputs.quant_compute_dtype or inputs.compute_dtype
+        if qc == "float32":
             # Linear4bit casts its input to the fp32 compute dtype per module: one fp32 copy each
-            parts["linear_inputs"] = 4 * sum(sh.d_in for sh in shapes if sh.role != "router") * 1.0
+            parts["linear_inputs"] = 4 * sum(sh.d_in * _copies(sh, arch) for sh in shapes if sh.role != "router")
         else:
-            parts["linear_inputs"] = 2 * sum(distinct_inputs.values())
+            # x.to(compute_dtype) is a no-op on a stream already in that dtype (one shared tensor
+            # per distinct input); on an fp32 stream every module makes its own copy
+            lin = 0.0
+            for role, width in distinct_inputs.items():
+                if input_bytes[role] == DTYPE_BYTES.get(qc, 2):
+                    lin += 2 * width
+                else:
+                    lin += 2 * sum(sh.d_in * _copies(sh, arch) for sh in shapes if sh.role == role)
+            parts["linear_inputs"] = lin
+    elif inputs.quant == "int8":
+        # MatMul8bitLt saves A itself (bitsandbytes autograd/_functions.py: ctx.tensors = (CAt, subA, A))
+        parts["linear_inputs"] = sum(input_bytes[r] * w for r, w in distinct_inputs.items())
+    elif inputs.quant == "gptq4":
+        parts["linear_inputs"] = 2 * sum(distinct_inputs.values())
     # LoRA
     lora = 0.0
     if not full and trainable is not None:
@@ -289,17 +366,29 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
         per_in = profile.lora_in_bytes_dropout if p > 0 else profile.lora_in_bytes_p0
         block = [m for m in trainable.adapted if m.role in ("qkv", "attn_out", "mlp_in", "mlp_out")]
         L = max(1, arch.num_hidden_layers)
+        peft_bnb_shared = (p == 0 and inputs.quant in ("nf4", "fp4", "int8") and not profile.lora_shared_input
+                           and profile.name not in ("torchtune", "litgpt", "unsloth"))
         if profile.lora_shared_input and p == 0:
             roles = {m.role for m in block}
             lora = sum(per_in * distinct_inputs[r] for r in roles)
+        elif peft_bnb_shared:
+            # peft's bitsandbytes LoRA layers do not cast under autocast: lora_A keeps the very
+            # tensor the layer received; on a 16-bit stream that tensor is shared by the modules
+            # reading it (and is the one old bitsandbytes keeps too); on an fp32 stream autocast
+            # makes a 16-bit copy per module
+            counted = parts.get("linear_inputs", 0.0) > 0
+            seen_roles: set[str] = set()
+            for m in block:
+                if input_bytes[m.role] == c:
+                    if m.role not in seen_roles and not counted:
+                        lora += c * distinct_inputs[m.role]
+                    seen_roles.add(m.role)
+                else:
+                    lora += c * m.d_in * _layer_copies(m, arch, experts)
         else:
             seen_qkv = False
             for m in block:
-                copies_per_layer = m.copies / L
-                if m.role == "mlp_out" and arch.is_moe:
-                    copies_per_layer = experts  # only routed experts see tokens
-                elif arch.is_moe and m.role == "mlp_in":
-                    copies_per_layer = experts * (m.copies / L / max(1, arch.num_experts))
+                copies_per_layer = _layer_copies(m, arch, experts)
                 if profile.fused_qkv_dropout and m.role == "qkv":
                     if seen_qkv:
                         continue
@@ -308,15 +397,31 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
                 lora += per_in * m.d_in * copies_per_layer
     parts["lora"] = lora
     per_layer = sum(parts.values()) * profile.activation_factor
-    ckpt = c * h
+    ckpt = sb * h
     k = LOSS_K["fused"] if inputs.liger else LOSS_K.get(inputs.loss_impl or profile.loss, LOSS_K["hf"])
     logits = arch.vocab_size * k
-    if inputs.kbit_upcast and k >= LOSS_K["bf16-own"]:
-        logits = arch.vocab_size * k  # fp32 head gives fp32 logits directly: same peak (notes §2.2)
     # one layer's backward: gradient of the residual stream plus the MLP gradients
     # (notes §3: ~2·max(h, I)·2 B per token)
     bw = 2 * c * max(h, I * experts)
     return ActivationTerms(per_layer, ckpt, parts, logits, bw)
+
+
+def _copies(shape, arch: Architecture) -> float:
+    """Token-visible copies of one block linear per layer (routed experts for MoE)."""
+    if shape.count > 1 and arch.is_moe:
+        return max(1, arch.num_experts_per_tok)
+    return 1
+
+
+def _layer_copies(m: AdaptedModule, arch: Architecture, experts: int) -> float:
+    """Copies of an adapted module kind that see each token, per layer."""
+    L = max(1, arch.num_hidden_layers)
+    copies_per_layer = m.copies / L
+    if m.role == "mlp_out" and arch.is_moe:
+        copies_per_layer = experts  # only routed experts see tokens
+    elif arch.is_moe and m.role == "mlp_in":
+        copies_per_layer = experts * (m.copies / L / max(1, arch.num_experts))
+    return copies_per_layer
 
 
 # ---- the estimate -----------------------------------------------------------------------------
@@ -350,10 +455,62 @@ def _weights(arch: Architecture, inputs: EstimateInputs, profile: Profile,
     if profile.quantize_lm_head and q in ("nf4", "fp4"):
         quantized += arch.lm_head_params
     rest = total - quantized
-    rest_b = 4 if inputs.kbit_upcast else (2 if wb == 4 and q else wb)
+    rest_b = 4 if (inputs.kbit_upcast and q in ("nf4", "fp4", "int8")) else (2 if wb == 4 and q else wb)
     desc = (f"{quantized:,} quantized params × {per:.4f} B ({q}{' + double quant' if inputs.double_quant else ''}) "
             f"+ {rest:,} others × {rest_b} B")
     return quantized * per + rest * rest_b, desc
+
+
+def unsloth_full_layers(arch: Architecture, inputs: EstimateInputs) -> tuple[EstimateInputs, list[str]]:
+    """Move embedding/output layers named in ``target_modules`` to ``modules_to_save``.
+
+    Unsloth's ``FastLanguageModel.get_peft_model`` removes ``embed_tokens`` and ``lm_head`` from
+    ``target_modules`` and trains them in full through ``modules_to_save``
+    (unslothai/unsloth#1093), which is also how ``rules/ll003`` counts the trainable
+    parameters (``params.count_trainable`` with the moved names). A regular expression or
+    ``"all-linear"`` is left alone. Returns the changed inputs and the names moved.
+    """
+    t = inputs.target_modules
+    if t is None or isinstance(t, str):
+        return inputs, []
+    full_names = {arch.embedding_name, arch.embedding_name.rsplit(".", 1)[-1],
+                  arch.lm_head_name, arch.lm_head_name.rsplit(".", 1)[-1]}
+    moved = [n for n in t if n in full_names]
+    if not moved:
+        return inputs, []
+    kept = tuple(n for n in t if n not in full_names) or tuple(arch.attention_modules[:0])
+    mts = tuple(inputs.modules_to_save) + tuple(n for n in moved if n not in inputs.modules_to_save)
+    return replace(inputs, target_modules=kept, modules_to_save=mts), moved
+
+
+def _load_phase(arch: Architecture, inputs: EstimateInputs, profile: Profile,
+                trainable: TrainableCount | None) -> tuple[float, float, str]:
+    """Weights resident while the model loads, the largest transient, and a description.
+
+    * bitsandbytes (HF ``from_pretrained`` with a ``quantization_config``, litgpt's bnb
+      plugin): weights are quantized one tensor at a time; the 16-bit tensor handed to
+      ``Params4bit``/``Int8Params`` exists next to the quantized ones (transformers
+      ``quantizers/quantizer_bnb_4bit.py`` ``create_quantized_param``). The non-quantized
+      weights are still 16-bit: ``prepare_model_for_kbit_training`` up-casts them afterwards.
+    * torchtune QLoRA (torchao NF4): each LoRA linear is created in bf16 and converted with
+      ``to_nf4``; torchao < 0.2 held :data:`TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT` bytes per
+      element of the weight being quantized, later versions one chunk of
+      :data:`TORCHAO_CHUNK_ELEMENTS` elements.
+    * 16-bit and pre-quantized (GPTQ) models: loading adds no transient worth counting.
+    """
+    q = inputs.quant
+    if not q or q == "gptq4" or inputs.method == "full":
+        return 0.0, 0.0, ""
+    w_load, _ = _weights(arch, replace(inputs, kbit_upcast=False), profile, trainable)
+    n_max = max(sh.d_in * sh.d_out for sh in arch.block_linears())
+    if q == "torchao-nf4":
+        if inputs.torchao_unchunked:
+            tr = n_max * (TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT + 2)
+            return w_load, tr, (f"torchao < 0.2 quantizes each {n_max:,}-element weight in one piece "
+                                f"({TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT:.0f} B per element + its bf16 copy)")
+        tr = n_max * 2 + TORCHAO_CHUNK_ELEMENTS * TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT
+        return w_load, tr, f"to_nf4 on one bf16 weight of {n_max:,} elements, in chunks of 1024² elements"
+    return w_load, n_max * 2.0, f"one 16-bit weight of {n_max:,} elements at a time handed to bitsandbytes"
 
 
 def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile | None = None, *,
@@ -376,6 +533,12 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     notes = list(assumptions)
     trainable: TrainableCount | None = None
     full = inputs.method == "full"
+    if not full and profile.name == "unsloth":
+        inputs, moved = unsloth_full_layers(arch, inputs)
+        if moved:
+            notes.append(f"unsloth trains {', '.join(moved)} named in target_modules in full (it moves them "
+                         "to modules_to_save, unslothai/unsloth#1093): counted as full copies with "
+                         "gradients and optimizer states")
     if not full:
         trainable = count_trainable(arch, inputs.lora_r, inputs.target_modules, inputs.modules_to_save,
                                     use_dora=inputs.use_dora)
@@ -447,6 +610,23 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         "transient": int(transient),
         "framework": int(framework),
     }
+    # load phase: P = max(P_load, P_train). The caching allocator keeps what the load phase
+    # reserved (it never returns memory to the driver without torch.cuda.empty_cache()), and the
+    # training step reuses those blocks, so the larger of the two peaks is what the counters show.
+    load_weights, load_transient, load_desc = _load_phase(arch, inputs, profile, trainable)
+    load_alloc = load_weights + load_transient
+    train_alloc = sum(breakdown_alloc.values())
+    if load_alloc > train_alloc:
+        phase = "load"
+        breakdown_alloc = {k: 0 for k in breakdown_alloc}
+        breakdown_alloc["weights"] = int(load_weights)
+        breakdown_alloc["transient"] = int(load_transient)
+        notes.append(f"load phase dominates: {load_desc}; peak {load_alloc / 2**30:.2f} GiB allocated against "
+                     f"{train_alloc / 2**30:.2f} GiB for a training step, and the caching allocator keeps "
+                     "it reserved")
+    elif load_transient:
+        notes.append(f"load phase: {load_desc}; peak {load_alloc / 2**30:.2f} GiB allocated, below the "
+                     "training step's")
     allocated = sum(breakdown_alloc.values())
     reserved = int(math.ceil(allocated * profile.reserved_ratio))
     device = reserved + profile.cuda_context_bytes

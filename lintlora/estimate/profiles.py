@@ -58,8 +58,13 @@ class Profile:
         lora_in_bytes_p0: bytes per ``d_in`` an adapted module keeps with dropout 0: peft under
             autocast keeps its own cast copy of the input per module (2, measured: not shared);
             torchtune/litgpt keep the shared input (2 per distinct input).
-        lora_in_bytes_dropout: same with dropout > 0: peft 6 (measured), torchtune/litgpt 3
-            (bool mask 1 + bf16 dropout output 2).
+        lora_in_bytes_dropout: same with dropout > 0, on CUDA: the bool mask of the fused
+            dropout kernel (1; ``at::native_dropout``, chosen by ``is_fused_kernel_acceptable``
+            in aten ``native/Dropout.cpp`` for CUDA inputs only) plus the 16-bit input the
+            adapter's first matmul keeps (2; for peft the autocast copy of the fp32-cast input):
+            3 for every profile. On the CPU, dropout multiplies by a float noise tensor of the
+            input's dtype instead (fp32 after peft's cast: 4 + 2 = 6, which is what a CPU
+            measurement sees; ``bench/saved_tensors.py`` runs the CUDA kernel's path).
         lora_shared_input: adapters reading the same tensor share one saved input (p = 0).
         fused_qkv_dropout: one dropout for all q/k/v adapters (litgpt ``LoRAQKVLinear``).
         mlp_gated_bytes / mlp_plain_bytes: bytes per intermediate element the MLP keeps:
@@ -81,7 +86,15 @@ class Profile:
         reserved_ratio: ``max_memory_reserved / max_memory_allocated`` (caching-allocator
             slack; notes §3: 1.05-1.15).
         cuda_context_bytes: CUDA context + kernels outside PyTorch's pool, added for what
-            nvidia-smi shows (gpu_poor's flat 650 MB; notes §3: 0.3-0.8 GB).
+            nvidia-smi shows (gpu_poor's flat 650 MB; notes §3: 0.3-0.8 GB). Measured figures
+            depend on the CUDA version far more than on the GPU generation: with lazy module
+            loading (CUDA >= 11.7, default in PyTorch >= 1.13, pytorch/pytorch#86509) one small
+            op leaves 287 MB vs 667 MB without it (same PR); "around 400 MB" with CUDA >= 11.7
+            (pytorch/pytorch#109888), ">1000 MB" before 11.7 (pytorch/pytorch#107667); 426 MiB
+            on an RTX 6000 Ada with torch 2.10 + CUDA 13 (unslothai/unsloth-zoo#1053). A
+            training step loads more kernels (cuBLAS/cuBLASLt, attention, bitsandbytes) than
+            those probes, hence 650 MB; cuBLAS workspaces come from PyTorch's allocator and are
+            inside ``framework_bytes``, not here.
         activation_factor: multiplier on the analytic activation term, for effects the
             component list leaves out; 1.0 unless calibrated (see bench/accuracy.py).
     """
@@ -91,7 +104,7 @@ class Profile:
     norm_bytes: int = 4
     gqa_native: bool = True
     lora_in_bytes_p0: float = 2.0
-    lora_in_bytes_dropout: float = 6.0
+    lora_in_bytes_dropout: float = 3.0
     lora_shared_input: bool = False
     fused_qkv_dropout: bool = False
     mlp_gated_bytes: float = 6.0
