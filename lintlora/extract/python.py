@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -122,7 +123,8 @@ def extract_python(path: str, source: str) -> list[TrainingSetup]:
 
     Raises:
         ExtractError: LibCST cannot parse the file (with line and column), or it is nested too
-            deeply to analyse. No other exception escapes.
+            deeply to parse or analyse (code ``LL000``). Input never causes another exception;
+            one would be a lintlora bug, which the engine reports as ``LL999``.
     """
     return extract_python_source(path, source)
 
@@ -152,12 +154,10 @@ def extract_python_source(path: str, source: str, *,
         return _Extractor(path, source, module, line_map, kind).run()
     except RecursionError:
         raise ExtractError("the file is nested too deeply to analyse", None, None) from None
-    except ExtractError:
-        raise
-    except Exception as exc:  # pragma: no cover - a bug; reported with its location
-        raise ExtractError(f"internal error while reading the script: "
-                           f"{exc.__class__.__name__}: {exc}"[:300], None, None,
-                           code="LL999") from exc
+    # Any other exception would be a bug in lintlora, not a property of the input: it is left
+    # to propagate so the engine reports it as an LL999 internal error asking for a report,
+    # rather than disguised as a syntax error. The fuzz tests (tests/test_extract_robustness.py)
+    # keep that path empty.
 
 
 _MAX_PAREN_DEPTH = 200     # CPython's tokenizer limit ("too many nested parentheses")
@@ -204,7 +204,9 @@ def _preflight(source: str, line_map: Callable | None) -> None:
     if not suspicious:
         return
     try:
-        tree = ast.parse(source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
     except SyntaxError as err:
         line, col = err.lineno, err.offset
         cell = None
@@ -251,7 +253,9 @@ def _syntax_error(exc: Any, source: str, line_map: Callable | None) -> ExtractEr
     else:
         message = re.sub(r"^(tokenizer|parser) error: ", "", message)
     try:
-        ast.parse(source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code
+            ast.parse(source)
     except SyntaxError as err:
         if err.lineno is not None:
             line, col = err.lineno, err.offset
@@ -728,11 +732,15 @@ class _Extractor:
         """TrainingArgs from a dataclass instance (``HfArgumentParser`` / ``TrlParser`` output
         or a local subclass of TrainingArguments instantiated directly)."""
         from lintlora.extract.defaults import sft_bf16_default
-        from lintlora.extract.pyresolve import Const, canonical
+        from lintlora.extract.pyresolve import Const, Obj, canonical
 
         r = self.r
         cls = inst.data
         lib = None
+        if not isinstance(cls, Obj):
+            return self.unknown_training(getattr(cls, "reason", "") or
+                                         "the training arguments class is not resolved",
+                                         inst.node), [], None
         if cls.kind == "qual":
             lib = canonical(cls.data)
         elif cls.kind == "scope":
