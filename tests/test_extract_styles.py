@@ -155,3 +155,53 @@ def test_unsloth_export():
     assert s.training.fp16.value is True
     gc = s.calls_of("gradient_checkpointing_enable")
     assert len(gc) == 1 and gc[0].args["use_gradient_checkpointing"].value == "unsloth"
+
+
+def test_config_class_attributes_and_yaml_file(tmp_path):
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "train.yaml").write_text(
+        "per_device_train_batch_size: 3\ngradient_checkpointing: true\nbf16: true\n")
+    script = tmp_path / "train.py"
+    script.write_text(
+        "from peft import LoraConfig\n"
+        "from transformers import HfArgumentParser, TrainingArguments, Trainer\n"
+        "class CFG:\n"
+        "    rank = 24\n"
+        "    targets = ['q_proj', 'v_proj']\n"
+        "lora = LoraConfig(r=CFG.rank, target_modules=CFG.targets)\n"
+        "(targs,) = HfArgumentParser(TrainingArguments).parse_yaml_file('conf/train.yaml')\n"
+        "Trainer(model=None, args=targs, peft_config=lora).train()\n")
+    (s,) = extract_python(str(script), script.read_text())
+    assert s.lora.r.value == 24 and s.lora.r.origin is Origin.VARIABLE
+    assert s.lora.target_modules.value == ("q_proj", "v_proj")
+    t = s.training
+    assert t.per_device_train_batch_size.value == 3
+    assert t.per_device_train_batch_size.origin is Origin.CONFIG_FILE
+    assert t.per_device_train_batch_size.source == "conf/train.yaml:1"
+    assert t.gradient_checkpointing.value is True and t.bf16.value is True
+    assert t.fp16.origin is Origin.LIBRARY_DEFAULT
+
+
+def test_missing_config_file_leaves_values_unknown(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "from transformers import HfArgumentParser, TrainingArguments, Trainer\n"
+        "(targs,) = HfArgumentParser(TrainingArguments).parse_json_file('absent.json')\n"
+        "Trainer(model=None, args=targs).train()\n")
+    (s,) = extract_python(str(script), script.read_text())
+    bs = s.training.per_device_train_batch_size
+    assert not bs.known and "absent.json" in bs.source
+
+
+def test_trl_parser_with_sft_config_gives_library_defaults():
+    src = ("from trl import SFTConfig, SFTTrainer, TrlParser\n"
+           "from dataclasses import dataclass\n"
+           "@dataclass\nclass Script:\n    model: str = 'Qwen/Qwen2.5-0.5B'\n"
+           "script, cfg = TrlParser((Script, SFTConfig)).parse_args_and_config()\n"
+           "SFTTrainer(model=script.model, args=cfg).train()\n")
+    (s,) = extract_python("t.py", src)
+    assert s.model.name_or_path.value == "Qwen/Qwen2.5-0.5B"
+    assert s.model.name_or_path.origin is Origin.DATACLASS_DEFAULT
+    assert s.training.max_seq_length.value == 1024
+    assert s.training.gradient_checkpointing.value is True
+    assert s.training.gradient_checkpointing.origin is Origin.LIBRARY_DEFAULT
