@@ -112,6 +112,9 @@ class Architecture:
         attention_modules, mlp_modules: leaf names of the block's linear layers (the names
             ``target_modules`` matches).
         embedding_name, lm_head_name: full module paths (``model.embed_tokens``, ``lm_head``).
+        extra_embedding_names: other embedding modules, full paths (learned positions: GPT-2
+            ``transformer.wpe``, OPT ``model.decoder.embed_positions``), ``max_position_embeddings``
+            rows each.
         layer_path: block path pattern (``model.layers.{i}``).
         attention_container, mlp_container: module paths of attention and MLP inside a block.
         num_experts, num_experts_per_tok, router_module: MoE facts (0/0/None for dense models).
@@ -141,6 +144,7 @@ class Architecture:
     mlp_modules: tuple[str, ...] = ("gate_proj", "up_proj", "down_proj")
     embedding_name: str = "model.embed_tokens"
     lm_head_name: str = "lm_head"
+    extra_embedding_names: tuple[str, ...] = ()
     layer_path: str = "model.layers.{i}"
     attention_container: str = "self_attn"
     mlp_container: str = "mlp"
@@ -296,6 +300,7 @@ def _from_record(rec: dict[str, Any]) -> Architecture:
         mlp_modules=tuple(lm.get("mlp") or ("gate_proj", "up_proj", "down_proj")),
         embedding_name=lm.get("embedding") or "model.embed_tokens",
         lm_head_name=lm.get("lm_head") or "lm_head",
+        extra_embedding_names=tuple(lm.get("extra_embeddings") or ()),
         layer_path=lm.get("layer_path") or "model.layers.{i}",
         attention_container=attn_c,
         mlp_container=mlp_c,

@@ -104,6 +104,9 @@ class _Module:
 def _modules(arch: Architecture) -> list[_Module]:
     mods: list[_Module] = [_Module(arch.embedding_name, arch.embedding_name.rsplit(".", 1)[-1],
                                    "embedding", arch.vocab_size, arch.hidden_size, False)]
+    for path in arch.extra_embedding_names:  # learned position embeddings (GPT-2 wpe, OPT)
+        mods.append(_Module(path, path.rsplit(".", 1)[-1], "embedding",
+                            int(arch.max_position_embeddings or 0), arch.hidden_size, False))
     for i in range(arch.num_hidden_layers):
         for shape in arch.block_linears():
             for e in range(shape.count):

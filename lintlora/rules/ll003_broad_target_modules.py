@@ -77,6 +77,7 @@ def _layer_paths(arch: Any, framework: str) -> tuple[tuple[str, ...], tuple[str,
     if arch is None:
         return _EMBEDDING_PROBES, _OUTPUT_PROBES
     emb, out = _module_paths(arch.embedding_name), _module_paths(arch.lm_head_name)
+    emb += [p for p in getattr(arch, "extra_embedding_names", ()) if p not in emb]
     if framework == "torchtune":
         emb.append("tok_embeddings")
         out.append("output")
