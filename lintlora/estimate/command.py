@@ -192,24 +192,43 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 notes.append("--batch-size not given: assumed 1")
             if seq_len is None:
                 notes.append("--seq-len not given: assumed 512")
+            fw = framework or "transformers"
+            # QLoRA through HF: prepare_model_for_kbit_training is assumed, and it turns checkpointing
+            # on unless told otherwise (peft src/peft/utils/other.py, use_gradient_checkpointing=True);
+            # LLaMA-Factory enables it unless disable_gradient_checkpointing
+            # (src/llamafactory/model/model_utils/checkpointing.py prepare_model_for_training)
+            kbit = m == "qlora" and fw in ("transformers", "trl", "torch")
+            gc_default = kbit or fw == "llama-factory"
             if gradient_checkpointing is None:
-                notes.append("--gradient-checkpointing not given: assumed off")
+                if kbit:
+                    notes.append("--gradient-checkpointing not given: on, as prepare_model_for_kbit_training "
+                                 "enables it by default (use_gradient_checkpointing=True); "
+                                 "--no-gradient-checkpointing for a run without it")
+                elif gc_default:
+                    notes.append("--gradient-checkpointing not given: on (LLaMA-Factory's default)")
+                else:
+                    notes.append("--gradient-checkpointing not given: assumed off")
             if m != "full" and rank is None:
                 notes.append("--rank not given: assumed 8 (peft default)")
             if m != "full" and target_value is None:
                 notes.append("--targets not given: peft's default target_modules for the model type")
             quant = "nf4" if m == "qlora" else None
-            fw = framework or "transformers"
             inputs = EstimateInputs(
                 method=m, batch_size=batch_size or 1, seq_len=seq_len or 512,
-                gradient_checkpointing=bool(gradient_checkpointing), quant=quant, double_quant=quant is not None,
+                gradient_checkpointing=gc_default if gradient_checkpointing is None else gradient_checkpointing,
+                quant=quant, double_quant=quant is not None,
                 lora_r=rank or 8, lora_dropout=dropout if dropout is not None else 0.0,
                 target_modules=target_value, optim=optim or "adamw_torch",
-                attn_implementation=attn or "sdpa", kbit_upcast=(m == "qlora" and fw in (
-                    "transformers", "trl", "axolotl", "llama-factory")), framework=fw)
-            if m == "qlora" and inputs.kbit_upcast:
+                attn_implementation=attn or "sdpa", kbit_upcast=kbit, framework=fw)
+            if kbit:
                 notes.append("qlora: NF4 with double quantization, bf16 compute, prepare_model_for_kbit_training "
-                             "(fp32 non-quantized weights) assumed")
+                             "(fp32 non-quantized weights and residual stream) assumed")
+            elif m == "qlora" and fw in ("axolotl", "llama-factory"):
+                notes.append(f"qlora under {fw}: non-quantized weights stay in torch_dtype (axolotl casts them "
+                             "back after prepare_model_for_kbit_training; LLaMA-Factory does not call it)")
+            if m == "qlora":
+                notes.append("bitsandbytes >= 0.43.2 assumed: 4-bit matmuls keep no copy of their input "
+                             "(bitsandbytes PR #1270)")
             est = estimate_memory(inputs, arch, get_profile(fw), assumptions=notes,
                                   gpu=g.name if g else None, gpu_memory_bytes=mem)
             reports.append(build_report(est, arch, g, n_tokens))

@@ -160,8 +160,14 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         if td == "auto":
             notes.append("torch_dtype='auto': assumed the checkpoint's 16-bit dtype")
         else:
-            notes.append(f"torch_dtype not given: assumed {weight} weights (the training precision); "
-                         "transformers < 5 loads float32 when torch_dtype is omitted, which doubles the weights")
+            notes.append(f"torch_dtype not given: transformers 5 (the release the defaults table is read "
+                         f"from) loads the checkpoint's own dtype (from_pretrained dtype='auto'), assumed "
+                         f"16-bit ({weight}); transformers 4.x loaded float32 when torch_dtype was omitted, "
+                         f"which doubles the weights")
+    if q and not td_norm and fw in ("transformers", "trl", "torch"):
+        notes.append("torch_dtype not given with a quantized base: the non-quantized weights load in the "
+                     "checkpoint's dtype under transformers 5 (float16 under 4.x: the bitsandbytes quantizer's "
+                     "update_torch_dtype), 16-bit either way")
     master = False
     if method == "full" and weight == "float32" and compute in ("bfloat16", "float16"):
         master = True
@@ -189,7 +195,13 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         packing = _val(g("training.packing"))
         if sl_set.origin is Origin.LIBRARY_DEFAULT:
             notes.append(f"max_seq_length not set: the default {sl}{_why(sl_set)}")
-        if not packing:
+        if _from_tokenizer(setup, sl_set):
+            line = sl_set.span.line if sl_set.span else None
+            notes.append(f"sequence length {sl} is the tokenizer's truncation length (max_length"
+                         + (f" at line {line}" if line else "") + "): batches padded to their longest sample "
+                         f"(padding=True, DataCollatorForSeq2Seq/ForLanguageModeling) are at most {sl} tokens; "
+                         f"the peak is for a batch of full-length samples, shorter data peaks lower")
+        elif not packing:
             notes.append(f"sequences taken as padded to {sl} tokens (the worst case; shorter batches use less)")
 
     # ---- checkpointing ----
@@ -197,8 +209,18 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     gc = fact.value
     offload = False
     gcv = _val(g("training.gradient_checkpointing"))
+    extra = setup.training.extra if setup.training is not None else {}
+    mode = extra.get("gradient_checkpointing_mode")
+    mode_v = _val(mode) if mode is not None else None
     if isinstance(gcv, str) and gcv.lower() == "unsloth":
         gc, offload = True, True
+    elif isinstance(mode_v, str) and mode_v.lower() in ("offload", "offload_disk", "unsloth"):
+        # axolotl gradient_checkpointing: offload / offload_disk (and unsloth's mode): each
+        # checkpointed layer input is moved off the GPU (axolotl's offloaded checkpoint wrapper,
+        # modelled on Unsloth's Offloaded_Gradient_Checkpointer)
+        gc, offload = True, True
+        notes.append(f"gradient_checkpointing: {mode_v}: checkpointed layer inputs offloaded to "
+                     f"{'disk' if mode_v.lower() == 'offload_disk' else 'CPU RAM'} (not on the GPU)")
     if gc is None:
         gc = False
         notes.append(f"gradient checkpointing undecided ({fact.reason}): assumed off")
@@ -217,7 +239,13 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
             notes.append("attn_implementation not given: assumed sdpa (transformers' default since 4.36)")
     attn = {"flash_attention": "flash_attention_2", "flash-attn": "flash_attention_2",
             "fa2": "flash_attention_2", "flash_attn": "flash_attention_2"}.get(attn, attn)
-    kbit = setup.has_call("prepare_model_for_kbit_training")
+    # prepare_model_for_kbit_training's fp32 up-cast: only on bitsandbytes bases (peft skips
+    # GPTQ/AQLM/EETQ/HQQ models). axolotl calls it for 4/8-bit adapters but then casts norms and
+    # embedding/lm_head back to torch_dtype for LoRA/QLoRA (src/axolotl/loaders/model.py
+    # _configure_embedding_dtypes -> _convert_embedding_modules_dtype); LLaMA-Factory does not call it
+    # (its own model_utils/checkpointing.py prepare_model_for_training, upcast_layernorm off by
+    # default): YAML dialects therefore record no such call and get no up-cast.
+    kbit = setup.has_call("prepare_model_for_kbit_training") and q in ("nf4", "fp4", "int8")
     liger = bool(_val(g("training.use_liger_kernel")))
     inputs = EstimateInputs(
         method=method, batch_size=int(bs), seq_len=int(sl), gradient_checkpointing=bool(gc),
@@ -227,10 +255,28 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         attn_implementation=attn, kbit_upcast=kbit, liger=liger, master_fp32=master,
         framework=fw, checkpoint_offload=offload,
     )
-    if kbit and q:
+    if kbit:
         notes.append("prepare_model_for_kbit_training() up-casts the non-quantized weights "
-                     "(embeddings, norms, lm_head) to float32")
+                     "(embeddings, norms, lm_head) to float32, and with them the residual stream, the MLP "
+                     "intermediates and the checkpointed layer inputs")
+    if q in ("nf4", "fp4"):
+        notes.append("bitsandbytes >= 0.43.2 assumed: 4-bit matmuls keep no copy of their input "
+                     "(bitsandbytes PR #1270); older releases keep one per quantized linear, which adds "
+                     "about 2·(3h + I) bytes per token per layer without checkpointing")
     return inputs, notes
+
+
+def _from_tokenizer(setup: TrainingSetup, sl_set: Setting) -> bool:
+    """Whether a script's ``max_seq_length`` came from a tokenizer call's ``max_length`` (the
+    Python extractor fills it from there when no trainer argument sets it): its span lies
+    outside the TrainingArguments/SFTConfig call."""
+    if not setup.path.endswith((".py", ".ipynb")) or sl_set.span is None:
+        return False
+    tr = setup.training
+    tspan = getattr(tr, "span", None) if tr is not None else None
+    if tspan is None:
+        return False
+    return sl_set.span.line not in tspan.lines() or sl_set.span.cell != tspan.cell
 
 
 def estimate_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None, *,
