@@ -40,3 +40,15 @@ def test_params_gives_rough_estimate():
     r = _run("--params", "7B", "--format", "json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["estimate"]["rough"] is True
+
+
+def test_qlora_flags_assume_prepare_model_for_kbit_training_checkpointing():
+    base = ("--model", "meta-llama/Llama-2-7b-hf", "--method", "qlora", "--batch-size", "1", "--seq-len", "512",
+            "--format", "json")
+    on = json.loads(_run(*base).output)["estimate"]
+    off = json.loads(_run(*base, "--no-gradient-checkpointing").output)["estimate"]
+    assert on["inputs"]["gradient_checkpointing"] is True and on["inputs"]["kbit_upcast"] is True
+    assert any("use_gradient_checkpointing=True" in a for a in on["assumptions"])
+    assert off["device_bytes"] > on["device_bytes"]
+    axo = json.loads(_run(*base, "--framework", "axolotl").output)["estimate"]
+    assert axo["inputs"]["kbit_upcast"] is False

@@ -51,3 +51,12 @@ def test_no_peft_default_raises():
     phi3 = resolve_architecture("microsoft/Phi-3-mini-4k-instruct")
     with pytest.raises(NoDefaultTargetsError):
         count_trainable(phi3, 8, None)
+
+
+def test_gpt2_catalog_paths_are_plain_module_paths():
+    gpt2 = resolve_architecture("openai-community/gpt2")
+    assert gpt2.embedding_name == "transformer.wte" and gpt2.lm_head_name == "lm_head"
+    wte = count_trainable(gpt2, 8, ["wte"])
+    assert wte.matched == ("wte",) and wte.lora_params == 8 * (50257 + 768)
+    wpe = count_trainable(gpt2, 8, ["wpe"])
+    assert wpe.matched == ("wpe",) and wpe.lora_params == 8 * (1024 + 768)
