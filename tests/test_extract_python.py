@@ -57,7 +57,7 @@ def test_hf_trainer_qlora():
     assert t.span.line == line_of(f, "training_args = TrainingArguments(")
     # no max_seq_length among TrainingArguments: the tokenizer's truncation length stands in
     assert t.max_seq_length.value == 512
-    assert t.max_seq_length.source == "tokenizer(max_length=...)"
+    assert t.max_seq_length.source == "the data pipeline's truncation length"
     assert t.max_seq_length.span.line == line_of(f, "max_length=512")
     kinds = [c.kind for c in s.calls]
     assert kinds == ["prepare_model_for_kbit_training", "get_peft_model",

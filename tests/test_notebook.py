@@ -7,7 +7,6 @@ import pytest
 
 from lintlora.extract import ExtractError
 from lintlora.extract.notebook import extract_notebook, notebook_program
-from lintlora.training_setup import Origin
 
 NB = Path(__file__).resolve().parent.parent / "fixtures" / "python" / "qlora_notebook.ipynb"
 

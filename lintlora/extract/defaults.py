@@ -122,8 +122,6 @@ _TA_VALUES: dict[str, Any] = {
 }
 _TA_NOTES = {
     "optim": "adamw_torch_fused when torch >= 2.8 is installed (same optimizer-state memory)",
-    "gradient_checkpointing": "transformers 5.24 renames it activation_checkpointing (the old "
-                              "name is a deprecated alias; unset still means False)",
     "activation_checkpointing": "transformers 5.24 training_args.py: unset (None) becomes False "
                                 "in __post_init__",
     "fsdp": "4.x releases used the empty string, equally 'no FSDP'",

@@ -514,9 +514,11 @@ class _Walker:
                              if alias.asname is not None and type(alias.asname.name) is cst.Name
                              else name)
                     self.bind(local, "import", full, alias)
-        elif t is cst.Global or t is cst.Nonlocal:
+        elif t is cst.Global:
             for n in node.names:
-                self.scope.globals.add(n.name.value) if t is cst.Global else None
+                self.scope.globals.add(n.name.value)
+        elif t is cst.Nonlocal:
+            pass  # the names stay bound in the enclosing function
         elif t is cst.Del:
             target = node.target
             names: Iterable = target.elements if type(target) is cst.Tuple else (target,)

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable
 
 import libcst as cst
 
-from lintlora.extract.pyindex import Binding, CallRecord, Guard, ModuleIndex, Scope, _dotted
+from lintlora.extract.pyindex import Binding, CallRecord, ModuleIndex, Scope
 from lintlora.training_setup import Origin
 
 __all__ = ["DType", "V", "Const", "Unknown", "Obj", "DictV", "SeqV", "Env", "Frame", "Resolver",
@@ -462,8 +462,6 @@ class Resolver:
         if f is None:
             return Unknown(node, "operation")
         av, bv = a.value, b.value
-        if isinstance(av, str) and isinstance(bv, tuple) and type(op) is cst.Modulo:
-            pass
         try:
             value = f(av, bv)
         except Exception:
@@ -1707,8 +1705,6 @@ class Resolver:
             rv = self.ev(rem.value, env, order)
             if isinstance(rv, Const) and rv.value:
                 items.append(Unknown(node, "remaining command-line strings"))
-        if len(items) == 1 and not (method.endswith("dataclasses") or method.endswith("config")):
-            return SeqV(items, node)
         return SeqV(items, node)
 
 

@@ -613,7 +613,7 @@ class _Extractor:
     def _training_section(self, v: Any, trainer_canon: str | None, anchor: Any
                           ) -> tuple[TrainingArgs, list[Evidence], Any]:
         from lintlora.extract.defaults import defaults_for, positional_parameters, sft_bf16_default
-        from lintlora.extract.pyresolve import Const, DEFAULTS_CLASS, Obj, Unknown
+        from lintlora.extract.pyresolve import DEFAULTS_CLASS, Obj, Unknown
 
         r = self.r
         config_canon = _TRAINERS.get(trainer_canon or "", "transformers.TrainingArguments")
@@ -1008,7 +1008,6 @@ class _Extractor:
     # -- call sites -----------------------------------------------------------------------------------
     def call_sites(self, found: _Found) -> tuple[CallSite, ...]:
         from lintlora.extract.defaults import defaults_for, positional_parameters
-        from lintlora.extract.pyresolve import Const, Obj
 
         import libcst as cst
 

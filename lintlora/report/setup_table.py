@@ -10,7 +10,6 @@ This is how a user checks the extraction, and what ``bench/coverage.py`` measure
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Iterable
 
 from lintlora.training_setup import CallSite, Evidence, Origin, Setting, Span, TrainingSetup
