@@ -15,7 +15,24 @@ except ``activation_factor`` which this script can fit per profile. ``--fit SOUR
 on one source's rows and reports every source with that value, so the other sources are
 held-out; the default run uses the committed profiles as they are.
 
-Usage: ``python bench/accuracy.py [--rows] [--fit SOURCE] [--csv PATH]``.
+Issue-2 anchors (``--anchors`` prints them, computed, on an RTX 3090):
+
+* Llama-2-7B LoRA r=8 q,v, batch 4, sequence 512, 16-bit weights, no checkpointing: about
+  21.8 GB in nvidia-smi (row 224, a secondary source with a partial config). The estimate for a
+  batch of four full 512-token samples is higher, and is left so: 13.5 GB of weights leave
+  8.3 GB for everything else, which a full-length batch exceeds by several GB under any attention
+  implementation (2023-era eager attention and the older loss add more, not less). Scripts of
+  that era tokenize with ``max_length=512`` and pad to the longest sample in the batch, so 512 is
+  an upper bound; the measurement matches a batch whose longest sample is about 260 tokens
+  (about 210 with 2023-era eager attention).
+* QLoRA 7B, batch 1, sequence 512, checkpointing: 8-10 GB seen by practitioners. For HF +
+  bitsandbytes with checkpointing no mechanism found in the libraries' source takes the peak
+  there: weights are 4.4 GB with the fp32 up-cast, activations under 0.5 GB. The same run
+  without checkpointing is 9.9 GB (the up-cast residual stream makes the MLP keep fp32
+  intermediates); torchtune's QLoRA of April 2024 peaked at 9.1 GB while loading (torchao < 0.2,
+  row 88); Qwen's Q-LoRA 7B rows (11.5 GB) have a 152k vocabulary and r=64 on every linear.
+
+Usage: ``python bench/accuracy.py [--rows] [--fit SOURCE] [--anchors] [--csv PATH]``.
 """
 
 from __future__ import annotations
@@ -301,6 +318,32 @@ def fit_factor(rows: list[dict], source: str, framework: str) -> float:
     return round(best, 2)
 
 
+def anchors() -> list[str]:
+    """The issue-2 anchors as lines of text: estimates (device bytes, GB) next to what was seen."""
+    arch = resolve_architecture("meta-llama/Llama-2-7b-hf")
+    lora = EstimateInputs(method="lora", batch_size=4, seq_len=512, lora_r=8, lora_dropout=0.05,
+                          target_modules=("q_proj", "v_proj"), compute_dtype="float16", weight_dtype="float16")
+    qlora = EstimateInputs(method="qlora", batch_size=1, seq_len=512, gradient_checkpointing=True, quant="nf4",
+                           double_quant=True, quant_compute_dtype="bfloat16", lora_r=8, lora_dropout=0.05,
+                           target_modules=("q_proj", "v_proj"), kbit_upcast=True, optim="paged_adamw_8bit")
+
+    def dev(i: EstimateInputs) -> float:
+        return estimate_memory(i, arch).device_bytes / GB
+
+    out = [f"LoRA r8 q,v bs4 s512 fp16 no GC (measured ~21.8 GB): {dev(lora):.2f} GB for full 512-token batches; "
+           f"2023-era eager attention + legacy loss {dev(replace(lora, attn_implementation='eager', loss_impl='hf-legacy')):.2f} GB"]
+    for s in (200, 256, 300, 400):
+        out.append(f"  longest sample {s} tokens: {dev(replace(lora, seq_len=s)):.2f} GB "
+                   f"(eager 2023: {dev(replace(lora, seq_len=s, attn_implementation='eager', loss_impl='hf-legacy')):.2f} GB)")
+    out.append(f"QLoRA nf4-dq r8 q,v bs1 s512 GC, kbit up-cast (seen 8-10 GB): {dev(qlora):.2f} GB; "
+               f"bitsandbytes < 0.43.2 {dev(replace(qlora, bnb_saves_input=True)):.2f} GB; "
+               f"no GC {dev(replace(qlora, gradient_checkpointing=False)):.2f} GB; "
+               f"no GC, bitsandbytes < 0.43.2 {dev(replace(qlora, gradient_checkpointing=False, bnb_saves_input=True)):.2f} GB")
+    out.append(f"  same, batch 4: GC {dev(replace(qlora, batch_size=4)):.2f} GB; "
+               f"no GC {dev(replace(qlora, batch_size=4, gradient_checkpointing=False)):.2f} GB")
+    return out
+
+
 def load(path: Path = CSV) -> list[dict]:
     """The truth rows."""
     with open(path, newline="", encoding="utf-8") as fh:
@@ -312,7 +355,12 @@ def main() -> None:
     ap.add_argument("--csv", type=Path, default=CSV)
     ap.add_argument("--rows", action="store_true", help="print every row")
     ap.add_argument("--fit", metavar="SOURCE", help="fit activation_factor on one source (e.g. Lightning-AI/litgpt)")
+    ap.add_argument("--anchors", action="store_true", help="print the issue-2 RTX 3090 anchors")
     args = ap.parse_args()
+    if args.anchors:
+        for line in anchors():
+            print(line)
+        return
     rows = load(args.csv)
     factors = None
     if args.fit:
