@@ -2,8 +2,9 @@
 
 Each constant cites where it was read or measured. Byte counts are per element unless noted.
 "Measured" means ``bench/saved_tensors.py`` on tiny random models (torch 2.13, transformers
-5.24, peft 0.21.2, CPU autocast bf16), which pins the HF transformers + peft activation terms
-to within 5% (see that script's table in the lead's report / README).
+5.24, peft 0.21.2, bitsandbytes 0.50.2's CPU backend for the NF4 variants, CPU autocast bf16,
+dropout through the fused kernel CUDA uses), which pins the HF transformers + peft activation
+terms, LoRA and QLoRA with and without ``prepare_model_for_kbit_training``, to within 3%.
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ class Profile:
             FlashAttention-2). ``False``: K/V expanded to all heads before the kernel
             (``repeat_kv`` in older HF SDPA, torchtune ``expand``, litgpt ``expand``).
         lora_in_bytes_p0: bytes per ``d_in`` an adapted module keeps with dropout 0: peft under
-            autocast keeps its own cast copy of the input per module (2, measured: not shared);
-            torchtune/litgpt keep the shared input (2 per distinct input).
+            autocast keeps its own cast copy of the input per module (2, measured: not shared;
+            peft's bitsandbytes layers skip the cast under autocast and share a 16-bit input,
+            see ``memory.activation_breakdown``); torchtune/litgpt keep the shared input (2 per
+            distinct input).
         lora_in_bytes_dropout: same with dropout > 0, on CUDA: the bool mask of the fused
             dropout kernel (1; ``at::native_dropout``, chosen by ``is_fused_kernel_acceptable``
             in aten ``native/Dropout.cpp`` for CUDA inputs only) plus the 16-bit input the
