@@ -52,7 +52,9 @@ def test_names_never_defined_stay_unknown():
     assert not s.training.max_seq_length.known
     assert s.training.max_seq_length.expr == "max_seq_length"
     assert not s.training.gradient_checkpointing.known
-    assert s.model is None
+    # the model itself is unknown, and so is whether it is quantized (not "unquantized")
+    assert not s.model.name_or_path.known and "never defined" in s.model.name_or_path.source
+    assert not s.quantization.bits.known
 
 
 def test_positional_bits_and_bytes_arguments():

@@ -1220,6 +1220,20 @@ class _Extractor:
                 and model_init_kwargs is not None:
             # SFTTrainer(model=<an unresolved hub id>, model_init_kwargs=...): trl loads it
             model, quant = self.model_from_string(mv, model_init_kwargs, args, found)
+        if model is None and mv is not None:
+            # the model comes from somewhere lintlora cannot follow (another file, a helper
+            # returning one of several models): say so, and leave its quantization unknown too
+            reason = getattr(mv[0], "reason", "") or (
+                "one of several models, chosen when the script runs"
+                if getattr(mv[0], "kind", None) == "either"
+                else "the model passed to the trainer is not followed")
+            unknown = Setting(None, Origin.UNKNOWN, self.span(mv[2] or mv[1]), self.span(mv[1]),
+                              reason, self.text(mv[2]) if mv[2] is not None else None)
+            model = ModelLoad(name_or_path=unknown, torch_dtype=unknown, device_map=unknown,
+                              attn_implementation=unknown, use_cache=unknown,
+                              max_memory=unknown, trust_remote_code=unknown,
+                              span=self.span(mv[2] or mv[1]))
+            quant = Quantization(method=unknown, bits=unknown, span=self.span(mv[2] or mv[1]))
         pc = args.get("peft_config")
         if pc is not None:
             lora = self.lora_section(pc[0])
