@@ -1,0 +1,411 @@
+"""Where scripts get their settings from: argparse, dataclasses, config files, library defaults.
+
+A mixin of :class:`lintlora.extract.pyresolve.Resolver`: ``args.NAME`` after
+``parser.parse_args()`` (the ``add_argument`` default, ``store_true`` -> False, ``type=``
+applied to string defaults), dataclass ``field(default=...)`` declarations (bases first, local
+subclasses of ``TrainingArguments`` overriding the library's defaults), ``HfArgumentParser`` /
+``TrlParser`` parse methods, JSON/YAML files named by literal path (read relative to the script,
+never executed), and the library defaults table for recognised config classes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import libcst as cst
+
+from lintlora.extract.pyindex import Binding, CallRecord, Scope
+from lintlora.extract.pyvalues import (
+    _ORIGIN_RANK, Const, Env, Obj, SeqV, Unknown, V, _is_plain,
+)
+from lintlora.extract.qualnames import _KNOWN_LIBRARIES, DEFAULTS_CLASS, canonical
+from lintlora.training_setup import Origin
+
+__all__ = ["ArgumentSources"]
+
+
+class ArgumentSources:
+    """Resolver methods for arguments that come from parsers, dataclasses and files."""
+
+    # ---- argparse ---------------------------------------------------------------------------------
+    def _argparse_value(self, parser: V, attr: str, node: cst.CSTNode | None) -> V:
+        table = self.argparse_table(parser)
+        if table is None:
+            return Unknown(node, "argument parser not followed")
+        entry = table.get(attr)
+        if entry is None:
+            return Unknown(node, f"`--{attr}` is not defined by the parser in this file")
+        return entry[0]
+
+    def argparse_table(self, parser: V) -> dict[str, tuple] | None:
+        """dest -> (default value, add_argument call) for an ``argparse.ArgumentParser``."""
+        if not (isinstance(parser, Obj) and parser.kind == "call"
+                and parser.data == "argparse.ArgumentParser"):
+            return None
+        key = id(parser.node)
+        cached = self._argparse.get(key)
+        if cached is not None:
+            return cached
+        table: dict[str, tuple] = {}
+        self._argparse[key] = table
+        for rec in self.index.calls:
+            if rec.method not in ("add_argument", "set_defaults"):
+                continue
+            recv = self.ev(rec.node.func.value, self.env_for(rec), rec.order)  # type: ignore[attr-defined]
+            owner = recv
+            if isinstance(recv, Obj) and recv.kind == "argparse_group":
+                owner = recv.data
+            if not (isinstance(owner, Obj) and owner.node is parser.node):
+                continue
+            env = self.env_for(rec)
+            if rec.method == "set_defaults":
+                for a in rec.node.args:
+                    if a.keyword is not None:
+                        v = self.ev(a.value, env, rec.order)
+                        table[a.keyword.value] = (self._as_default(v, a.value, a.keyword.value),
+                                                  rec.node)
+                continue
+            dest, default = self._add_argument(rec, env)
+            if dest:
+                table[dest] = (default, rec.node)
+        return table
+
+    def _as_default(self, v: V, node: cst.CSTNode | None, dest: str) -> V:
+        if isinstance(v, Const):
+            return Const(v.value, Origin.ARGPARSE_DEFAULT if _ORIGIN_RANK[v.origin] <= 2
+                         else v.origin, v.node or node, f"--{dest}")
+        return v
+
+    def _add_argument(self, rec: CallRecord, env: Env) -> tuple[str | None, V]:
+        flags: list[str] = []
+        kw: dict[str, cst.Arg] = {}
+        for a in rec.node.args:
+            if a.keyword is None and not a.star:
+                v = self.ev(a.value, env, rec.order)
+                if isinstance(v, Const) and isinstance(v.value, str):
+                    flags.append(v.value)
+            elif a.keyword is not None:
+                kw[a.keyword.value] = a
+        dest = None
+        if "dest" in kw:
+            d = self.ev(kw["dest"].value, env, rec.order)
+            dest = d.value if isinstance(d, Const) and isinstance(d.value, str) else None
+        if dest is None:
+            longs = [f for f in flags if f.startswith("--")]
+            shorts = [f for f in flags if f.startswith("-") and not f.startswith("--")]
+            pos = [f for f in flags if not f.startswith("-")]
+            pick = longs[0] if longs else shorts[0] if shorts else pos[0] if pos else None
+            if pick is None:
+                return None, Unknown(rec.node, "add_argument")
+            dest = pick.lstrip("-").replace("-", "_")
+        action = None
+        if "action" in kw:
+            av = self.ev(kw["action"].value, env, rec.order)
+            action = av.value if isinstance(av, Const) else "?"
+        if "default" in kw:
+            v = self.ev(kw["default"].value, env, rec.order)
+            if isinstance(v, Const) and isinstance(v.value, str) and "type" in kw:
+                tv = self.ev(kw["type"].value, env, rec.order)
+                conv = {"int": int, "float": float, "str": str}.get(
+                    tv.data if isinstance(tv, Obj) and tv.kind == "builtin" else "")
+                if conv is not None:
+                    try:
+                        v = Const(conv(v.value), v.origin, v.node, v.source)
+                    except ValueError:
+                        v = Unknown(kw["default"].value, "default does not convert")
+            return dest, self._as_default(v, kw["default"].value, dest)
+        if action in ("store_true", "store_false"):
+            return dest, Const(action == "store_false", Origin.ARGPARSE_DEFAULT, rec.node,
+                               f"--{dest}")
+        if action == "?":
+            return dest, Unknown(rec.node, f"`--{dest}` uses an unresolved action")
+        if "required" in kw:
+            rv = self.ev(kw["required"].value, env, rec.order)
+            if not (isinstance(rv, Const) and rv.value is False):
+                return dest, Unknown(rec.node, f"`--{dest}` must be given on the command line")
+        if flags and not flags[0].startswith("-") and "nargs" not in kw:
+            return dest, Unknown(rec.node, f"`{dest}` is a positional argument")
+        return dest, Const(None, Origin.ARGPARSE_DEFAULT, rec.node, f"--{dest}")
+
+    # ---- dataclasses ------------------------------------------------------------------------------
+    def dataclass_fields(self, cls: Scope) -> dict[str, V]:
+        """Field name -> default value (``DATACLASS_DEFAULT``) of a local dataclass, bases
+        first, so a subclass's own fields override its bases'."""
+        fields: dict[str, V] = {}
+        env = Env(cls)
+        for base in cls.bases:
+            bv = self.ev(base, Env(cls.parent) if cls.parent else self.module_env, cls.order)
+            if isinstance(bv, Obj) and bv.kind == "scope" and bv.data.kind == "class":
+                fields.update(self.dataclass_fields(bv.data))
+        for name, bindings in cls.bindings.items():
+            b = bindings[-1]
+            if b.kind != "annassign":
+                continue
+            fields[name] = self._field_default(b, env, cls)
+        return fields
+
+    def _field_default(self, b: Binding, env: Env, cls: Scope) -> V:
+        value = b.value
+        node = b.node
+        if value is None:
+            return Unknown(node, f"{cls.name}.{b.name} has no default (must be given)")
+        if type(value) is cst.Call:
+            fv = self.ev(value.func, env, b.order)
+            if isinstance(fv, Obj) and fv.kind == "qual" and fv.data in ("dataclasses.field",
+                                                                         "field"):
+                for a in value.args:
+                    if a.keyword is None:
+                        continue
+                    if a.keyword.value == "default":
+                        return self._as_field(self.ev(a.value, env, b.order), a.value, cls, b.name)
+                    if a.keyword.value == "default_factory":
+                        fac = self.ev(a.value, env, b.order)
+                        if isinstance(fac, Obj) and fac.kind == "lambda":
+                            return self._as_field(self.ev(fac.data, fac.env or env, b.order),
+                                                  fac.data, cls, b.name)
+                        if isinstance(fac, Obj) and fac.kind == "builtin" and fac.data in (
+                                "list", "dict", "tuple", "set"):
+                            empty: Any = {} if fac.data == "dict" else ()
+                            return Const(empty, Origin.DATACLASS_DEFAULT, a.value,
+                                         f"{cls.name}.{b.name}")
+                        return Unknown(a.value, "default factory")
+                return Unknown(node, f"{cls.name}.{b.name} has no default (must be given)")
+        return self._as_field(self.ev(value, env, b.order), value, cls, b.name)
+
+    def _as_field(self, v: V, node: cst.CSTNode, cls: Scope, name: str) -> V:
+        if isinstance(v, Const):
+            origin = Origin.DATACLASS_DEFAULT if _ORIGIN_RANK[v.origin] <= 2 else v.origin
+            return Const(v.value, origin, node, f"{cls.name}.{name}")
+        return v
+
+    def is_dataclass(self, cls: Scope) -> bool:
+        env = Env(cls.parent) if cls.parent else self.module_env
+        for d in cls.decorators:
+            target = d.func if type(d) is cst.Call else d
+            v = self.ev(target, env, cls.order)
+            if isinstance(v, Obj) and v.kind == "qual" and v.data in (
+                    "dataclasses.dataclass", "dataclass", "pydantic.dataclasses.dataclass"):
+                return True
+        return False
+
+    def library_base(self, cls: Scope, seen: set | None = None) -> str | None:
+        """The qualified name of the first non-local base class (following local bases)."""
+        seen = seen or set()
+        if id(cls) in seen:
+            return None
+        seen.add(id(cls))
+        env = Env(cls.parent) if cls.parent else self.module_env
+        for base in cls.bases:
+            bv = self.ev(base, env, cls.order)
+            if isinstance(bv, Obj) and bv.kind == "qual":
+                return bv.data
+            if isinstance(bv, Obj) and bv.kind == "scope" and bv.data.kind == "class":
+                q = self.library_base(bv.data, seen)
+                if q:
+                    return q
+        return None
+
+    def _instance_attr(self, inst: Obj, attr: str, node: cst.CSTNode | None) -> V:
+        cls = inst.data
+        file_values = inst.extra
+        if isinstance(file_values, Obj) and file_values.kind == "file":
+            data = file_values.data
+            if isinstance(data, dict) and attr in data:
+                return self._file_value(data[attr], file_values, attr)
+        elif isinstance(file_values, Unknown):
+            return Unknown(node, file_values.reason)
+        # explicit constructor arguments
+        if inst.node is not None and type(inst.node) is cst.Call and inst.extra is None \
+                and isinstance(cls, Obj) and cls.kind == "scope":
+            call = inst.node
+            env = inst.env or self.module_env
+            order = self._order_of_call(call)
+            for a in call.args:
+                if a.keyword is not None and a.keyword.value == attr:
+                    return self.ev(a.value, env, order)
+        if isinstance(cls, Obj) and cls.kind == "scope":
+            fields = self.dataclass_fields(cls.data)
+            if attr in fields:
+                return fields[attr]
+            lib = self.library_base(cls.data)
+            if lib is not None:
+                return self.library_default(lib, attr, node)
+            return Unknown(node, f"{cls.data.name} has no field `{attr}`")
+        if isinstance(cls, Obj) and cls.kind == "qual":
+            return self.library_default(cls.data, attr, node)
+        return Unknown(node, "instance of an unresolved class")
+
+    # ---- recognised constructors ------------------------------------------------------------
+    def call_kwargs(self, call: cst.Call, env: Env, order: int,
+                    positional: tuple[str, ...] = ()) -> tuple[dict, bool, tuple[str, ...]]:
+        """The arguments of a call by parameter name.
+
+        Returns ``(args, complete, unresolved)``: ``args`` maps a name to ``(value, key node,
+        value node)`` (the key node is the keyword, or the dict key of a ``**`` entry; ``None``
+        for positional arguments); ``complete`` is False when a ``*``/``**`` argument could not
+        be resolved, in which case an absent name may still be passed at run time;
+        ``unresolved`` lists those arguments' source texts.
+        """
+        key = (id(call), id(env.frame), order)
+        hit = self._kwargs_memo.get(key)
+        if hit is not None:
+            return hit
+        out: dict = {}
+        complete = True
+        unresolved: list[str] = []
+        pi = 0
+        for a in call.args:
+            if a.star == "*":
+                complete = False
+                unresolved.append("*" + self._text(a.value))
+                pi = 1 << 30
+                continue
+            if a.star == "**":
+                m = self.as_mapping(self.ev(a.value, env, order))
+                if m is None:
+                    complete = False
+                    unresolved.append("**" + self._text(a.value))
+                    continue
+                for k, (v, kn) in m.items.items():
+                    if isinstance(k, str):
+                        out[k] = (v, kn, None)
+                if not m.complete:
+                    complete = False
+                    unresolved.extend(m.unresolved or ("**" + self._text(a.value),))
+                continue
+            if a.keyword is not None:
+                out[a.keyword.value] = (self.ev(a.value, env, order), a.keyword, a.value)
+                continue
+            if pi < len(positional):
+                out[positional[pi]] = (self.ev(a.value, env, order), None, a.value)
+            pi += 1
+        result = (out, complete, tuple(unresolved))
+        self._kwargs_memo[key] = result
+        return result
+
+    def config_value(self, obj: Obj, attr: str, node: cst.CSTNode | None) -> V:
+        """``config.attr`` for a recognised config object built in the script
+        (``TrainingArguments(...).per_device_train_batch_size``)."""
+        call = obj.node
+        env = obj.env or self.module_env
+        cls = DEFAULTS_CLASS[obj.data]
+        from lintlora.extract.defaults import positional_parameters
+
+        args, complete, unresolved = self.call_kwargs(call, env, self._order_of_call(call),
+                                                      positional_parameters(cls))
+        if attr in args:
+            return args[attr][0]
+        if not complete:
+            return Unknown(node, f"`{attr}` may be passed through {', '.join(unresolved)}")
+        return self.library_default(obj.data, attr, node)
+
+    def library_default(self, qualname: str, attr: str, node: cst.CSTNode | None) -> V:
+        """A library class's default for ``attr`` as a ``LIBRARY_DEFAULT`` constant."""
+        cls = DEFAULTS_CLASS.get(canonical(qualname))
+        if cls is None:
+            root = qualname.split(".")[0]
+            if root in _KNOWN_LIBRARIES:
+                return Unknown(node, f"`{attr}` of {qualname} (library default not tabulated)")
+            return Unknown(node, f"`{attr}` of {qualname}, defined in another file")
+        from lintlora.extract.defaults import entry_for
+
+        entry = entry_for(cls)
+        if attr not in entry.values:
+            return Unknown(node, f"{cls}.{attr} default not tabulated")
+        return Const(entry.values[attr], Origin.LIBRARY_DEFAULT, None, entry.cite(attr))
+
+    # ---- files named by literal path --------------------------------------------------------------
+    def load_file(self, path_v: V, node: cst.CSTNode | None) -> V:
+        """Read a JSON/YAML file named by a resolved path, relative to the script's folder."""
+        if not isinstance(path_v, Const) or not isinstance(path_v.value, str):
+            return Unknown(node, "the config file's path is not written in the script")
+        rel = path_v.value
+        if self.base_dir is None:
+            return Unknown(node, f"config file {rel} not read")
+        cached = self._file_cache.get(rel)
+        if cached is not None:
+            return cached
+        full = rel if os.path.isabs(rel) else os.path.join(self.base_dir, rel)
+        result: V
+        try:
+            if os.path.getsize(full) > 2 * 2**20:
+                raise OSError("too large")
+            with open(full, encoding="utf-8") as fh:
+                text = fh.read()
+            if full.endswith((".yaml", ".yml")):
+                import yaml
+
+                data = yaml.safe_load(text)
+            else:
+                data = json.loads(text)
+            result = Obj("file", data, node, None, text, rel)
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            result = Unknown(node, f"config file {rel} could not be read ({exc.__class__.__name__})")
+        except Exception as exc:  # yaml errors
+            result = Unknown(node, f"config file {rel} could not be parsed ({exc.__class__.__name__})")
+        self._file_cache[rel] = result
+        return result
+
+    def _file_value(self, value: Any, file_obj: Obj, key: Any = None) -> V:
+        """A value read from a config file; ``source`` is ``path:line`` of its key when found."""
+        rel = file_obj.path
+        source = rel
+        text = file_obj.extra
+        if isinstance(key, str) and isinstance(text, str):
+            import re
+
+            m = re.search(r'(?m)^\s*["\']?' + re.escape(key) + r'["\']?\s*:', text)
+            if m:
+                source = f"{rel}:{text.count(chr(10), 0, m.start()) + 1}"
+        if isinstance(value, list):
+            value = tuple(value)
+        if _is_plain(value):
+            return Const(value, Origin.CONFIG_FILE, None, source)
+        return Unknown(None, f"value in {source}")
+
+    def _hf_parse(self, parser: Obj, method: str, node: cst.Call, env: Env, order: int,
+                  pos: list, kw: dict) -> V:
+        pcall: cst.Call = parser.node  # type: ignore[assignment]
+        penv = parser.env or self.module_env
+        porder = self._order_of_call(pcall)
+        types_arg = None
+        for a in pcall.args:
+            if a.keyword is None and not a.star:
+                types_arg = a.value
+                break
+            if a.keyword is not None and a.keyword.value == "dataclass_types":
+                types_arg = a.value
+                break
+        if types_arg is None:
+            return Unknown(node, "parser without dataclass types")
+        tv = self.ev(types_arg, penv, porder)
+        classes: list[V]
+        if isinstance(tv, SeqV):
+            classes = list(tv.items)
+        elif isinstance(tv, Obj):
+            classes = [tv]
+        else:
+            return Unknown(node, "parser dataclass types not resolved")
+        extra: Any = None
+        if method in ("parse_json_file", "parse_yaml_file"):
+            path_node = pos[0].value if pos else (kw["json_file"].value if "json_file" in kw else
+                                                   kw["yaml_file"].value if "yaml_file" in kw
+                                                   else None)
+            extra = self.load_file(self.ev(path_node, env, order), node)
+        elif method == "parse_dict" and pos:
+            d = self.as_mapping(self.ev(pos[0].value, env, order))
+            extra = Unknown(node, "parse_dict of an unresolved dict") if d is None else None
+        elif method in ("parse_args_into_dataclasses", "parse_args_and_config",
+                        "parse_args_and_config_into_dataclasses"):
+            extra = None
+        else:
+            return Unknown(node, f"`{method}` of the argument parser")
+        items: list[V] = [Obj("instance", c, node, env, extra) for c in classes]
+        rem = kw.get("return_remaining_strings")
+        if rem is not None:
+            rv = self.ev(rem.value, env, order)
+            if isinstance(rv, Const) and rv.value:
+                items.append(Unknown(node, "remaining command-line strings"))
+        return SeqV(items, node)
