@@ -185,7 +185,7 @@ def fp16_uses(setup: TrainingSetup) -> list[Use]:
     ``autocast`` calls, the 4-bit compute dtype, the model's load dtype.
 
     Only known values count; a library default of ``fp16=False`` or a float32 compute dtype is
-    not a use. The load dtype counts only when the setup trains (``is_training``).
+    not a use. An ``autocast`` counts only where it runs per training step (see below). The load dtype counts only when the setup trains (``is_training``).
     """
     uses: list[Use] = []
     config = setup.kind in ("yaml", "json")
@@ -199,7 +199,12 @@ def fp16_uses(setup: TrainingSetup) -> list[Use]:
                         setting=fp16))
     for call in setup.calls_of("autocast"):
         dtype = call.args.get("dtype")
-        if dtype is not None and dtype.is_("float16"):
+        # An autocast region is training precision only when it runs per training step (the
+        # extractor marks loops that call .backward()/.step() and per-step hooks) or when it
+        # is Accelerator(mixed_precision=...), which wraps every forward it prepares. A float16
+        # autocast around generate() or evaluation after training is not a training setting.
+        per_step = call.in_step_callback or "mixed_precision" in call.args
+        if per_step and dtype is not None and dtype.is_("float16"):
             uses.append(Use("autocast(dtype=torch.float16)", None, call.span, call=call))
     compute = setup.get("quantization.bnb_4bit_compute_dtype")
     if compute.is_("float16"):

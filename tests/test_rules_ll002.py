@@ -36,7 +36,8 @@ def test_all_fp16_sources_are_listed_and_fixed_together():
     q = qlora4(bnb_4bit_compute_dtype=lit("float16", 4, 60))
     s = setup(model=model(torch_dtype=lit("float16", 5, 70)), quantization=q, lora=lora(),
               training=training(fp16=lit(True, 11)),
-              calls=(call("autocast", 15, "torch.autocast", args={"dtype": lit("float16", 15, 30)}),))
+              calls=(call("autocast", 15, "torch.autocast", in_step_callback=True,
+                         args={"dtype": lit("float16", 15, 30)}),))
     [f] = run(R, s, ctx("rtx3090"))
     assert f.span.line == 11  # the trainer flag comes first
     for text in ("fp16=True", "autocast(dtype=torch.float16)", "bnb_4bit_compute_dtype=torch.float16",
@@ -70,3 +71,14 @@ def test_yaml_wording():
     s = setup(kind="yaml", framework="axolotl", model=model(), lora=lora(), training=training(fp16=lit(True, 19)))
     [f] = run(R, s, ctx("l4"))
     assert "fp16: true" in f.message and "`bf16: true`" in f.fix
+
+
+def test_autocast_outside_the_training_step_is_not_training_precision():
+    """A float16 autocast around generate() after training is inference, not a training dtype."""
+    s = setup(model=model(), lora=lora(), training=training(bf16=lit(True, 11)),
+              calls=(call("autocast", 30, "torch.autocast", args={"dtype": lit("float16", 30, 30)}),))
+    assert run(R, s, ctx("rtx3090")) == []
+    per_step = s.replace(calls=(call("autocast", 30, "torch.autocast", in_step_callback=True,
+                                     args={"dtype": lit("float16", 30, 30)}),))
+    [f] = run(R, per_step, ctx("rtx3090"))
+    assert f.span.line == 30
