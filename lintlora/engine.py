@@ -21,8 +21,10 @@ identical findings from two setups of one file reported once.
 from __future__ import annotations
 
 import codecs
+import errno
 import io
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
@@ -208,15 +210,27 @@ def read_source(path: str, kind: str, max_bytes: int) -> str:
     """Read and decode one file.
 
     Raises:
-        InputFileError: larger than ``max_bytes`` (checked before reading).
+        InputFileError: larger than ``max_bytes`` (checked before reading), or not a regular
+            file (a named pipe or a device: never read, so it cannot block or stream).
         OSError: cannot be read (missing, permissions, a folder).
         ExtractError: cannot be decoded (``LL000`` at the offending byte).
     """
-    size = os.stat(path).st_size
-    if size > max_bytes:
-        raise InputFileError(f"file is {_size(size)}, above the {_size(max_bytes)} limit; "
-                             f"skipped (raise it with --max-file-size or max-file-size)")
-    with open(path, "rb") as handle:
+    # O_NONBLOCK: opening a named pipe (a FIFO named ``x.py`` in a scanned folder) would
+    # otherwise wait for a writer forever; only regular files are read
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with open(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        if not stat.S_ISREG(info.st_mode):
+            what = ("a named pipe" if stat.S_ISFIFO(info.st_mode) else
+                    "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+                    else "a socket" if stat.S_ISSOCK(info.st_mode) else "a special file")
+            raise InputFileError(f"not a regular file ({what}); skipped")
+        size = info.st_size
+        if size > max_bytes:
+            raise InputFileError(f"file is {_size(size)}, above the {_size(max_bytes)} limit; "
+                                 f"skipped (raise it with --max-file-size or max-file-size)")
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew between stat and read
         raise InputFileError(f"file is above the {_size(max_bytes)} limit; skipped")
@@ -370,9 +384,22 @@ def _where(exc: BaseException) -> str:
     return f"{os.path.basename(chosen.filename)}:{chosen.lineno}"
 
 
+def _describe(exc: BaseException) -> str:
+    """``str(exc)``, which cannot itself fail: the text of an exception carrying a deeply
+    nested object (a ``KeyError`` of a LibCST node) can raise ``RecursionError``, and this
+    runs in the isolation boundary's ``except``."""
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001
+        return "(its message could not be shown)"
+
+
 def _internal(path: str, stage: str, exc: BaseException) -> FileError:
-    where = _where(exc)
-    detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    try:
+        where = _where(exc)
+    except Exception:  # noqa: BLE001 - the isolation boundary must not fail itself
+        where = ""
+    detail = f"{type(exc).__name__}: {_describe(exc)}".rstrip(": ")
     if len(detail) > 300:
         detail = detail[:297] + "..."
     at = f" (at {where})" if where else ""

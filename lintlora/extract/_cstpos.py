@@ -105,15 +105,16 @@ def _fast_index(module: cst.Module, text: str) -> PositionIndex:
         def record_syntactic_position(self, node: cst.CSTNode, *, start_node=None,
                                       end_node=None) -> Iterator[None]:
             start = len(self.tokens)
-            try:
-                yield
-            finally:
-                end = len(self.tokens)
-                if start_node is not None:
-                    start = bounds[start_node][0]
-                if end_node is not None:
-                    end = bounds[end_node][1]
-                bounds[node] = (start, end)
+            # no ``finally``: when code generation fails (a RecursionError on a deeply nested
+            # file), the error must propagate as it is, not as a KeyError for a node whose
+            # bounds were never recorded
+            yield
+            end = len(self.tokens)
+            if start_node is not None:
+                start = bounds[start_node][0]
+            if end_node is not None:
+                end = bounds[end_node][1]
+            bounds[node] = (start, end)
 
     state = _State()
     module._codegen(state)
