@@ -4,17 +4,25 @@
 ``estimator-notes.md`` §2-3 (Korthikanti et al. 2022 for the activation bookkeeping, adapted to
 frozen-base LoRA), with the HF transformers + peft terms measured by ``bench/saved_tensors.py``.
 
-The peak (what ``torch.cuda.max_memory_allocated`` reports) is taken at the moment it occurs:
+The peak (what ``torch.cuda.max_memory_allocated`` reports) is the maximum over the moments
+of a step, each counted with every buffer alive at that moment:
 
-* without checkpointing, at the start of backward: every layer's saved activations plus the
-  loss buffers (logits, their fp32 copy, log-softmax output and its gradient);
-* with checkpointing, the larger of (a) the checkpointed layer inputs plus the loss buffers and
-  (b) the layer inputs plus one layer recomputed during its backward;
-* for full fine-tuning also the optimizer step (all gradients + step temporaries, activations
-  freed), when that is larger;
+* without checkpointing, (a) the start of backward: every layer's saved activations plus the
+  loss buffers (logits, their fp32 copy, log-softmax output and its gradient), and (b) the top
+  layer's backward: the saved activations plus that layer's backward temporaries (the loss
+  buffers freed);
+* with checkpointing, (a) the checkpointed layer inputs plus the loss buffers and (b) the layer
+  inputs plus one layer recomputed during its backward, with its backward temporaries;
+* the optimizer step: activations freed, all trainable gradients plus the step's temporaries
+  (this is where full fine-tuning usually peaks);
 * for quantized bases also the load phase (weights quantized one tensor at a time; torchao < 0.2
-  with a large transient per tensor), when that is larger: the caching allocator keeps what it
-  reserved then, so ``P = max(P_load, P_train)``.
+  with a large transient per tensor): the caching allocator keeps what it reserved then, so
+  ``P = max(P_load, P_train)``.
+
+Each moment's total is non-decreasing in the tokens per micro-batch and in the per-token
+activation bytes, so the peak is too; and with checkpointing each moment holds no more than
+its counterpart without (the ``L`` checkpointed inputs plus one recomputed layer are less than
+``L`` layers' activations for ``L >= 2``), so turning checkpointing on never raises the peak.
 
 The breakdown lists the components at that moment and adds up exactly:
 
@@ -180,8 +188,9 @@ class MemoryEstimate:
         rough: the architecture is a stand-in built from a parameter count.
         inputs: the resolved inputs; ``arch_name``, ``framework``: what was estimated.
         trainable: the trainable-parameter count (``None`` for full fine-tuning).
-        peak_phase: ``"backward start"``, ``"loss"``, ``"recompute"``, ``"optimizer step"`` or
-            ``"load"`` (quantizing the base while loading peaks higher than a training step).
+        peak_phase: ``"backward start"``, ``"layer backward"`` (no checkpointing), ``"loss"``,
+            ``"recompute"`` (checkpointing), ``"optimizer step"`` or ``"load"`` (quantizing the
+            base while loading peaks higher than a training step).
         gpu, gpu_memory_bytes: the GPU the estimate is compared against, when known.
     """
 
@@ -576,38 +585,53 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         dequant = max(sh.d_in * sh.d_out for sh in arch.block_linears()) * DTYPE_BYTES.get(inputs.compute_dtype, 2)
     framework = float(profile.framework_bytes)
 
+    # The peak is the largest of the moments below, each with every buffer alive then (no
+    # term is dropped from one moment and kept in another, so more activation memory can
+    # never lower the peak). Gradients of frozen weights are never allocated; trainable
+    # gradients of LoRA/QLoRA persist between steps (small); for full fine-tuning the
+    # gradients appear during backward (``zero_grad(set_to_none=True)``, torch's default
+    # since 2.0, frees them after each step).
+    lm_head_grads = 0.0
+    if full:
+        # by the time the last decoder layer runs its backward, the output layer (or the tied
+        # embedding) has its gradient: V × h in the parameter dtype
+        lm_head_grads = arch.vocab_size * arch.hidden_size * pb
+    persistent_grads = 0.0 if full else grads
+    phases: list[tuple[str, dict[str, float]]] = []
     if inputs.gradient_checkpointing:
         saved = 0.0 if (inputs.checkpoint_offload or profile.offload_checkpoints) else L * act.checkpoint_per_token_layer * t
-        recompute = act.per_token_layer * t + bw_temp
-        if logits >= recompute:
-            activations, logits_term, transient, phase = saved, logits, dequant, "loss"
-        else:
-            activations, logits_term, transient, phase = saved + act.per_token_layer * t, 0.0, bw_temp + dequant, "recompute"
+        # (a) the loss: checkpointed layer inputs and the loss buffers;
+        phases.append(("loss", {"gradients": persistent_grads, "activations": saved, "logits": logits,
+                                "transient": dequant}))
+        # (b) the top layer recomputed during its backward (loss buffers freed), with its
+        # backward temporaries
+        phases.append(("recompute", {"gradients": persistent_grads + lm_head_grads,
+                                     "activations": saved + act.per_token_layer * t,
+                                     "logits": 0.0, "transient": bw_temp + dequant}))
     else:
-        activations = L * act.per_token_layer * t
-        logits_term = logits
-        transient = dequant
-        phase = "backward start"
-    train_side = activations + logits_term + transient
-    step_side = 0.0
-    if full:
-        # optimizer step: activations freed, all gradients present; foreach AdamW temporaries
-        # ~ one gradient-sized buffer (torch/optim/adamw.py _multi_tensor_adamw)
-        step_side = grads
-        if step_side > train_side:
-            phase = "optimizer step"
-            activations, logits_term, transient = 0.0, 0.0, step_side
-        grads_at_peak = grads if phase == "optimizer step" else 0.0
-    else:
-        grads_at_peak = grads
+        # (a) the start of backward: every layer's saved activations and the loss buffers;
+        phases.append(("backward start", {"gradients": persistent_grads, "activations": L * act.per_token_layer * t,
+                                          "logits": logits, "transient": dequant}))
+        # (b) the top layer's backward (loss buffers freed): all saved activations still
+        # there plus that layer's backward temporaries
+        phases.append(("layer backward", {"gradients": persistent_grads + lm_head_grads,
+                                          "activations": L * act.per_token_layer * t,
+                                          "logits": 0.0, "transient": bw_temp + dequant}))
+    # (c) the optimizer step: activations freed, every trainable gradient present, and the
+    # step's temporaries ~ one gradient-sized buffer (foreach AdamW, torch/optim/adamw.py
+    # _multi_tensor_adamw)
+    phases.append(("optimizer step", {"gradients": grads, "activations": 0.0, "logits": 0.0,
+                                      "transient": grads}))
+    # the first of the largest wins, so a tie keeps the training-step reading
+    phase, moment = max(phases, key=lambda ph: sum(ph[1].values()))
     breakdown_alloc = {
         "weights": int(weights),
         "adapter_weights": int(adapter_w),
-        "gradients": int(grads_at_peak),
+        "gradients": int(moment["gradients"]),
         "optimizer_states": int(opt),
-        "activations": int(activations),
-        "logits": int(logits_term),
-        "transient": int(transient),
+        "activations": int(moment["activations"]),
+        "logits": int(moment["logits"]),
+        "transient": int(moment["transient"]),
         "framework": int(framework),
     }
     # load phase: P = max(P_load, P_train). The caching allocator keeps what the load phase
