@@ -7,7 +7,9 @@ JSON files are linted only when named explicitly (a repository holds far more JS
 a training config than JSON that is).
 
 Symbolic links to folders are not followed during a walk (so a link loop cannot hang the run);
-a link to a file is linted like the file. The result is sorted and free of duplicates, so the
+a link to a file is linted like the file. A walk takes regular files only: named pipes, sockets
+and devices (and dangling links) are passed over; named explicitly they are reported by the
+engine (``LL998``, never read). The result is sorted and free of duplicates, so the
 output does not depend on the order the operating system lists directories in.
 """
 
@@ -139,8 +141,12 @@ def _walk(folder: str, is_excluded: Callable[[str], bool]) -> Iterable[SourceFil
             kind = file_kind(full, explicit=False)
             if kind is None or is_excluded(full):
                 continue
-            if os.path.islink(full) and not os.path.isfile(full):
-                continue  # a dangling link
+            if not os.path.isfile(full):
+                # regular files only (``isfile`` follows links and is true only for S_ISREG):
+                # a named pipe, socket or device named ``x.py`` is no source (reading a pipe
+                # would wait for a writer), nor is a dangling link. Named explicitly, such a
+                # file reaches the engine, which reports it as LL998 "not a regular file".
+                continue
             yield SourceFile(full, kind, explicit=False)
 
 

@@ -140,3 +140,28 @@ def test_matches_any_absolute_pattern(tmp_path):
 def test_sourcefile_is_plain_data():
     a = SourceFile("a.py", "python", True)
     assert a == SourceFile("a.py", "python", True)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_walk_takes_regular_files_only(tmp_path):
+    """A FIFO, a socket and a link to a device named like sources are passed over in a walk
+    (a walk never opens them); named explicitly they are still listed, for the engine to
+    report as LL998."""
+    import socket
+
+    _touch(tmp_path / "train.py")
+    os.mkfifo(tmp_path / "pipe.py")
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        sock_path = tmp_path / "sock.yaml"
+        if len(str(sock_path)) < 100:  # AF_UNIX path length limit
+            server.bind(str(sock_path))
+        if os.path.exists("/dev/null"):
+            os.symlink("/dev/null", tmp_path / "null.py")
+        files, _ = discover([str(tmp_path)])
+        assert _rel(files, tmp_path) == ["train.py"]
+        files, _ = discover([str(tmp_path / "pipe.py")])
+        assert [(os.path.basename(f.path), f.kind, f.explicit) for f in files] == [
+            ("pipe.py", "python", True)]
+    finally:
+        server.close()
