@@ -267,3 +267,25 @@ def test_issue2_lora_anchor_explanation_holds():
     short = estimate_memory(_lora(seq_len=256, compute_dtype="float16", weight_dtype="float16"), LLAMA2)
     assert full.device_bytes > 1.15 * 21.8e9
     assert abs(short.device_bytes - 21.8e9) <= 0.05 * 21.8e9
+
+
+# ---- the trainable-weights sentence says what the arithmetic did ------------------------------
+def _trainable_note(e):
+    return next(a for a in e.assumptions if a.startswith("trainable:"))
+
+
+def test_modules_to_save_text_matches_the_bytes_counted():
+    e = estimate_memory(_lora(modules_to_save=("lm_head",)), LLAMA2)
+    t = e.trainable
+    note = _trainable_note(e)
+    assert f"{t.full_params:,} modules_to_save params × 2 B (bfloat16" in note
+    assert f"{t.lora_params:,} adapter params × 4 B (float32)" in note
+    assert "× 4 B (fp32)" not in note
+    assert e.breakdown["adapter_weights"] == t.lora_params * 4 + t.full_params * 2
+
+
+def test_modules_to_save_after_kbit_upcast_are_fp32_copies():
+    e = estimate_memory(_qlora(modules_to_save=("lm_head",), kbit_upcast=True), LLAMA2)
+    t = e.trainable
+    assert f"{t.full_params:,} modules_to_save params × 4 B (float32" in _trainable_note(e)
+    assert e.breakdown["adapter_weights"] == t.lora_params * 4 + t.full_params * 4

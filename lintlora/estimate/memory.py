@@ -470,6 +470,20 @@ def _weights(arch: Architecture, inputs: EstimateInputs, profile: Profile,
     return quantized * per + rest * rest_b, desc
 
 
+def _trainable_text(trainable: TrainableCount, pb: int, sb: int, inputs: EstimateInputs) -> str:
+    """The trainable-weight arithmetic as the estimate did it: LoRA adapters at ``pb`` bytes,
+    ``modules_to_save`` copies at ``sb`` bytes (the base weights' dtype, or fp32 masters)."""
+    def name(b: int, sixteen: str) -> str:
+        return "float32" if b == 4 else sixteen
+
+    sixteen = inputs.weight_dtype if DTYPE_BYTES.get(inputs.weight_dtype, 2) == 2 else inputs.compute_dtype
+    text = f"{trainable.lora_params:,} adapter params × {pb} B ({name(pb, inputs.compute_dtype)})"
+    if trainable.full_params:
+        text += (f" + {trainable.full_params:,} modules_to_save params × {sb} B ({name(sb, sixteen)}, "
+                 "the copied module keeps the base weights' dtype)")
+    return text
+
+
 def unsloth_full_layers(arch: Architecture, inputs: EstimateInputs) -> tuple[EstimateInputs, list[str]]:
     """Move embedding/output layers named in ``target_modules`` to ``modules_to_save``.
 
@@ -564,8 +578,12 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         n_train = trainable.trainable
         pb = 4 if inputs.master_fp32 else profile.adapter_bytes
         # modules_to_save are deep copies of the original module (peft ModulesToSaveWrapper):
-        # they keep the weight dtype, unlike LoRA adapters that peft up-casts to fp32.
-        sb = 4 if inputs.master_fp32 else DTYPE_BYTES.get(inputs.weight_dtype, 2)
+        # they keep the weight dtype, unlike LoRA adapters that peft up-casts to fp32. After
+        # prepare_model_for_kbit_training that dtype is fp32: it casts every 16-bit parameter
+        # that is not a Params4bit/Int8Params (peft src/peft/utils/other.py), before or after
+        # get_peft_model made the copies.
+        upcast = inputs.kbit_upcast and inputs.quant in ("nf4", "fp4", "int8")
+        sb = 4 if (inputs.master_fp32 or upcast) else DTYPE_BYTES.get(inputs.weight_dtype, 2)
         adapter_w = trainable.lora_params * pb + trainable.full_params * sb
         grads = adapter_w
     ob, odesc = optimizer_bytes_per_param(inputs.optim, pb, profile.optimizer_state_follows_param)
@@ -661,8 +679,8 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     notes.append(f"framework profile: {profile.name}")
     notes.append(f"weights: {wdesc}")
     if not full and trainable is not None:
-        notes.append(f"trainable: {trainable.trainable:,} params × {pb} B ({'fp32' if pb == 4 else 'bf16'}) "
-                     f"+ gradients; optimizer {odesc}")
+        notes.append(f"trainable: {_trainable_text(trainable, pb, sb, inputs)} + as many bytes of gradients; "
+                     f"optimizer {odesc}")
     notes.append(f"activations: {act.per_token_layer:,.0f} B per token per layer "
                  f"({', '.join(f'{k} {v:,.0f}' for k, v in act.parts.items() if v)}) × {t:,} tokens"
                  + (f" (checkpointing: {L} layer inputs of {act.checkpoint_per_token_layer:.0f} B/token + one layer recomputed)"
