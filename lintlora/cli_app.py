@@ -264,6 +264,11 @@ def _fail(message: str) -> None:
 @click.option("--diff-only", "--changed-since", "diff_ref", metavar="REF",
               help="Report only findings on lines changed since git REF (review-bot mode).")
 @click.option("--max-file-size", metavar="SIZE", help="Skip files larger than SIZE (e.g. 5MiB) [default: 5MiB].")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), metavar="N",
+              help="Worker processes for many files [default: one per CPU].")
+@click.option("--cache-dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Results cache folder [default: $XDG_CACHE_HOME/lintlora or ~/.cache/lintlora].")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the results cache.")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               metavar="PATH", help="Use this pyproject.toml's [tool.lintlora] for every path.")
 @click.option("--no-config", is_flag=True, help="Ignore [tool.lintlora] configuration files.")
@@ -272,7 +277,7 @@ def _fail(message: str) -> None:
                       message="%(prog)s %(version)s")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str | None,
           no_config: bool, show_setup: bool, diff_ref: str | None, color: bool | None,
-          **opts: Any) -> None:
+          jobs: int | None, cache_dir: str | None, no_cache: bool, **opts: Any) -> None:
     """Lint PATH... (files and folders: *.py, *.ipynb, *.yaml, *.yml; .json when named).
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or internal error.
@@ -280,6 +285,9 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str
     if not paths:
         click.echo("lintlora: no paths given; nothing to lint (try `lintlora --help`)", err=True)
         sys.exit(0)
+    if show_setup and fmt not in _SHOW_SETUP_FORMATS:
+        raise click.UsageError(f"--show-setup prints {' or '.join(_SHOW_SETUP_FORMATS)}, not "
+                               f"--format {fmt} (that format is for findings)")
     from lintlora.config import ConfigError, SettingsResolver
     from lintlora.engine import lint_paths
 
@@ -290,10 +298,18 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str
                                     known_codes=_known_codes(), on_config=_check_config_gpu)
         for path in paths:  # read the configurations up front, so their errors come first
             resolver.for_path(path)
-        result = lint_paths(list(paths), settings_for=resolver.for_path)
+        if not no_cache and cache_dir is None:
+            from lintlora.cache import default_cache_dir
+
+            cache_dir = default_cache_dir()
+        result = lint_paths(list(paths), settings_for=resolver.for_path, jobs=jobs,
+                            cache_dir=None if no_cache else cache_dir, keep_setups=show_setup)
     except ConfigError as exc:
         _fail(str(exc))
         return
+    problem = getattr(result.stats, "cache_problem", None)
+    if problem:
+        click.echo(f"lintlora: warning: {problem}", err=True)
 
     if diff_ref:
         from lintlora.gitdiff import GitDiffError, changed_lines, filter_result
@@ -324,12 +340,43 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str
         click.echo(f"lintlora: {len(result.findings)} finding(s) in {len(result.files)} file(s); "
                    f"report written to {output}", err=True)
     if show_setup:
-        sys.exit(2 if result.internal_error else 0)
+        sys.exit(_show_setup_exit_code(result))
     sys.exit(result.exit_code())
 
 
+_SHOW_SETUP_FORMATS = ("text", "json")
+
+
+def _show_setup_exit_code(result: Any) -> int:
+    """``--show-setup``'s exit status, as linting's for files that could not be read:
+    2 after an internal error; 1 when a file could not be parsed (an ``LL000`` finding) or
+    read (``LL998``); else 0. Findings of the rules do not count (none are printed)."""
+    from lintlora.engine import INPUT_ERROR_CODE, SYNTAX_ERROR_CODE
+
+    if result.internal_error:
+        return 2
+    if any(f.code == SYNTAX_ERROR_CODE for f in result.findings) or \
+            any(e.code == INPUT_ERROR_CODE for e in result.errors):
+        return 1
+    return 0
+
+
+def _syntax_error_json(finding: Any) -> dict:
+    """An ``LL000`` finding as an ``errors`` entry of ``--show-setup --format json`` (the shape
+    of the lint report's ``errors``: code, path, line, column, message; ``cell`` in notebooks)."""
+    from lintlora.report.locations import display_path
+
+    item = {"code": finding.code, "path": display_path(finding.span.path),
+            "line": finding.span.line, "column": finding.span.column,
+            "message": finding.message}
+    if finding.span.cell is not None:
+        item["cell"] = finding.span.cell
+    return item
+
+
 def _show_setups(result: Any, fmt: str, stream: Any, color: bool | None) -> None:
-    """``--show-setup``: the extracted setups (task B's renderer), and any errors."""
+    """``--show-setup``: the extracted setups (task B's renderer), and any errors: files that
+    could not be parsed (``LL000``) and files that could not be read (``LL998``/``LL999``)."""
     try:
         from lintlora.report.setup_table import render_setups, setups_to_json
     except ModuleNotFoundError as exc:
@@ -344,15 +391,20 @@ def _show_setups(result: Any, fmt: str, stream: Any, color: bool | None) -> None
 
         from lintlora.report.json_out import error_to_json
 
+        syntax = [_syntax_error_json(f) for f in result.findings if f.code == "LL000"]
+        errors = sorted(syntax + [error_to_json(e) for e in result.errors],
+                        key=lambda e: (e["path"] or "", e["line"] or 0, e["code"]))
         json.dump({"version": __version__, "setups": setups_to_json(setups),
-                   "errors": [error_to_json(e) for e in result.errors]}, stream, indent=2)
+                   "errors": errors}, stream, indent=2)
         stream.write("\n")
         return
     from lintlora.report.text import make_console
 
     is_terminal = getattr(stream, "isatty", lambda: False)()
-    # piped or written to a file: lay tables out wide instead of wrapping names at 80 columns
-    console = make_console(stream, color, width=None if is_terminal else 160)
+    # piped or written to a file: never wrap, so each setting is one whole line that grep and
+    # diff see entire (a wrapped "from" cell splits its sentence over lines); at a terminal
+    # the tables wrap to its width, whole words kept
+    console = make_console(stream, color, width=None if is_terminal else _UNWRAPPED_WIDTH)
     render_setups(setups, console)
     if not setups:
         console.print("No training setup found.")
@@ -363,6 +415,11 @@ def _show_setups(result: Any, fmt: str, stream: Any, color: bool | None) -> None
             console.print(f"{location(finding)} LL000 syntax-error {finding.message}")
     for error in result.errors:
         console.print(f"{error.path} {error.code} {error.message}")
+
+
+_UNWRAPPED_WIDTH = 100_000
+"""Console width for ``--show-setup`` written to a pipe or file: wide enough that no cell
+wraps (tables take only the width their content needs)."""
 
 
 # ---- rules and explain -------------------------------------------------------------------------

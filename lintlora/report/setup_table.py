@@ -19,6 +19,7 @@ __all__ = ["render_setups", "setups_to_json", "setting_to_json", "span_to_json",
 
 _SECTIONS = ("model", "quantization", "lora", "training")
 _MAX_VALUE = 70
+_MAX_EXPR = 120
 
 
 # ---- plain data ---------------------------------------------------------------------------------
@@ -131,6 +132,14 @@ def _value_text(setting: Setting) -> str:
     return text
 
 
+def _short_expr(expr: str | None) -> str:
+    """The source expression on one line; one longer than :data:`_MAX_EXPR` characters (a
+    whole dict literal) is cut with a visible ``…``, never silently. The reason next to it (a
+    setting's ``source``) is always shown whole."""
+    text = " ".join((expr or "").split())
+    return text if len(text) <= _MAX_EXPR else text[: _MAX_EXPR - 1] + "…"
+
+
 def _from(setting: Setting, path: str, citations: dict[str, int]) -> str:
     """Where a value came from, in words: origin, line, and the source or the reason."""
     origin = setting.origin
@@ -139,8 +148,8 @@ def _from(setting: Setting, path: str, citations: dict[str, int]) -> str:
         return f"library default [{n}]"
     if origin is Origin.UNKNOWN:
         why = setting.source or "not resolved"
-        expr = " ".join((setting.expr or "").split())
-        return f"unknown: {why}" + (f" (`{expr[:50]}`)" if expr else "")
+        expr = _short_expr(setting.expr)
+        return f"unknown: {why}" + (f" (`{expr}`)" if expr else "")
     parts = [origin.value.replace("-", " ")]
     where = _where(setting.span or setting.key_span, path)
     if where:
@@ -150,8 +159,7 @@ def _from(setting: Setting, path: str, citations: dict[str, int]) -> str:
     if setting.source:
         details.append(setting.source)
     if setting.expr and origin is not Origin.LITERAL:
-        expr = " ".join(setting.expr.split())
-        details.append(f"`{expr[:50]}`")
+        details.append(f"`{_short_expr(setting.expr)}`")
     text = ", ".join(parts)
     return text + (f" ({'; '.join(details)})" if details else "")
 
