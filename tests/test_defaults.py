@@ -10,7 +10,8 @@ from lintlora.training_setup import Origin, Setting
 
 
 @pytest.mark.parametrize("name", ["TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig",
-                                  "LoraConfig", "BitsAndBytesConfig", "DataLoader"])
+                                  "LoraConfig", "BitsAndBytesConfig", "DataLoader",
+                                  "from_pretrained"])
 def test_required_classes_present_and_cited(name):
     table = defaults_for(name)
     assert table, name
@@ -109,3 +110,25 @@ def test_table_matches_installed_libraries_when_present():
                 "max_steps", "num_train_epochs", "torch_compile", "use_liger_kernel"):
         if key in ta:
             assert ta[key] == defaults_for("TrainingArguments")[key].value, key
+
+
+def test_trust_remote_code_defaults_to_false_not_to_a_version_question():
+    """Left out of from_pretrained, trust_remote_code is False in every transformers release
+    (and in unsloth): a library default with its citation, not 'depends on the version'."""
+    from lintlora.extract.python import extract_python
+
+    [setup] = extract_python("t.py", (
+        "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+        "m = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+        "Trainer(model=m, args=TrainingArguments('out')).train()\n"))
+    trc = setup.get("model.trust_remote_code")
+    assert trc.origin is Origin.LIBRARY_DEFAULT and trc.value is False
+    assert "auto_factory.py" in trc.source and "defaults to False" in trc.source
+    assert not setup.get("model.torch_dtype").known  # float32 in 4.x, "auto" in 5.x
+    [setup] = extract_python("t.py", (
+        "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+        "def load(**kw):\n"
+        "    return AutoModelForCausalLM.from_pretrained('gpt2', **kw)\n"
+        "m = load(**options)\n"
+        "Trainer(model=m, args=TrainingArguments('out')).train()\n"))
+    assert not setup.get("model.trust_remote_code").known  # may come through **kw

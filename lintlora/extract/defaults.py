@@ -289,10 +289,31 @@ AUTOCAST = LibraryDefaults(
     ("device_type", "dtype", "enabled", "cache_enabled"),
 )
 
+# ---- transformers from_pretrained ----------------------------------------------------------------
+# Only the arguments whose default is the same in every release are listed; the others
+# (torch_dtype/dtype: float32 in 4.x, "auto" in 5.x; attn_implementation: eager or sdpa by
+# version) stay unknown when not passed.
+FROM_PRETRAINED = LibraryDefaults(
+    "from_pretrained",
+    "transformers src/transformers/models/auto/auto_factory.py @ 0059fab6f2dc (4.x) and 5.24.0 "
+    "(FROM_PRETRAINED docstring: `trust_remote_code (bool, optional, defaults to False)`)",
+    MappingProxyType({
+        "trust_remote_code": False,
+    }),
+    MappingProxyType({
+        "trust_remote_code": "left out it is None, which dynamic_module_utils."
+                             "resolve_trust_remote_code treats as False: a model's own code "
+                             "runs only after an explicit True (or a yes at an interactive "
+                             "prompt); unsloth's FastLanguageModel.from_pretrained has "
+                             "trust_remote_code=False in its signature",
+    }),
+)
+
 _TABLE: dict[str, LibraryDefaults] = {
     e.class_name: e
     for e in (TRAINING_ARGUMENTS, SEQ2SEQ_TRAINING_ARGUMENTS, SFT_CONFIG, TRL_CONFIG, LORA_CONFIG,
-              BITS_AND_BYTES_CONFIG, DATA_LOADER, PREPARE_MODEL_FOR_KBIT_TRAINING, AUTOCAST)
+              BITS_AND_BYTES_CONFIG, DATA_LOADER, PREPARE_MODEL_FOR_KBIT_TRAINING, AUTOCAST,
+              FROM_PRETRAINED)
 }
 _ALIASES = {
     "transformers.TrainingArguments": "TrainingArguments",
@@ -329,7 +350,8 @@ def defaults_for(class_name: str) -> dict[str, Setting]:
 
     ``class_name`` is ``"TrainingArguments"``, ``"Seq2SeqTrainingArguments"``, ``"SFTConfig"``,
     ``"TRLConfig"`` (any other TRL trainer config), ``"LoraConfig"``, ``"BitsAndBytesConfig"``,
-    ``"DataLoader"``, ``"prepare_model_for_kbit_training"`` or ``"autocast"`` (dotted names such
+    ``"DataLoader"``, ``"prepare_model_for_kbit_training"``, ``"autocast"`` or
+    ``"from_pretrained"`` (the model-loading arguments with a fixed default; dotted names such
     as ``"transformers.TrainingArguments"`` are accepted too). Returns a new dict each call.
 
     Raises:

@@ -527,8 +527,11 @@ class SectionBuilders:
                 Setting("flash_attention_2", fa.origin, fa.span, fa.key_span, fa.source, fa.expr)
                 if fa.known and fa.value else Setting(None, fa.origin, fa.span, fa.key_span,
                                                       fa.source, fa.expr) if fa.known else fa)
+        loading_defaults = defaults_for("from_pretrained")  # trust_remote_code: False
         for fname in _MODEL_FIELDS:
-            if fname not in fields:
+            if fname not in fields and complete and fname in loading_defaults:
+                fields[fname] = loading_defaults[fname]
+            elif fname not in fields:
                 fields[fname] = Setting(None, Origin.UNKNOWN, None, None,
                                         "not passed (the default depends on the library version)"
                                         if complete else f"may be passed through "
