@@ -19,12 +19,17 @@ Keys (kebab-case, as in the file)::
     gpu = "rtx3090"
     gpu-memory = "24GiB"            # or a number of bytes
     model = "meta-llama/Llama-2-7b-hf"  # used where a script's model cannot be resolved
-    model-config = "configs/config.json"
+    model-config = "configs/config.json"  # likewise (it must exist); --model-config overrides
     cpus = 16
     max-file-size = "5MiB"          # or a number of bytes
 
 Paths and glob patterns in the file are relative to the file's folder. Unknown keys, values of
-the wrong type and unknown rule codes raise :class:`ConfigError` naming the key and the file.
+the wrong type, unknown rule codes and a ``model-config`` that does not exist raise
+:class:`ConfigError` naming the key and the file.
+
+``model`` and ``model-config`` are defaults: they apply only where a script's model cannot be
+resolved (``Settings.default_model`` / ``Settings.default_model_config``); ``--model`` and
+``--model-config`` on the command line override what a script names.
 """
 
 from __future__ import annotations
@@ -227,8 +232,12 @@ def _convert(key: str, value: Any, where: str, root: str, known_codes: Iterable[
     if key in ("gpu", "model"):
         return ("gpu" if key == "gpu" else "default_model"), _string(value, where)
     if key == "model-config":
-        path = _string(value, where)
-        return "model_config", os.path.normpath(os.path.join(root, path))
+        path = os.path.normpath(os.path.join(root, os.path.expanduser(_string(value, where))))
+        if not os.path.exists(path):
+            raise ConfigError(f"{where}: no such file or folder: {path} (the path is relative "
+                              f"to the folder of the configuration file)")
+        # a default, like `model`: it describes the model where the script's is unresolved
+        return "default_model_config", path
     if key == "gpu-memory":
         try:
             if isinstance(value, int) and not isinstance(value, bool):

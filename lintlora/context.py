@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Context"]
 
+_DEFAULT_MODEL_SOURCE = "[tool.lintlora] model"
+"""``Setting.source`` of a model name filled in from the configuration's default."""
+
 
 class Context:
     """Shared state for one run.
@@ -72,7 +75,7 @@ class Context:
             value = Setting(s.model, Origin.CLI_OVERRIDE, current.span, current.key_span, "--model")
         elif s.default_model and not current.known:
             value = Setting(s.default_model, Origin.CLI_OVERRIDE, current.span, current.key_span,
-                            "[tool.lintlora] model")
+                            _DEFAULT_MODEL_SOURCE)
         else:
             return setup
         from lintlora.training_setup import ModelLoad
@@ -88,6 +91,18 @@ class Context:
         """Why the architecture is unknown, phrased for the user, or ``None`` when it is known."""
         return self._resolve_architecture(setup)[1]
 
+    def _model_config_for(self, name: Setting, model_id: str | None) -> str | None:
+        """The ``config.json`` describing the setup's model: ``--model-config`` always (it
+        overrides what the script names, like ``--model``); ``[tool.lintlora] model-config``
+        only where the script's model is unresolved (like ``[tool.lintlora] model``: when
+        ``model_id`` is ``None`` or came from that default)."""
+        s = self.settings
+        if s.model_config:
+            return s.model_config
+        if s.default_model_config and (model_id is None or name.source == _DEFAULT_MODEL_SOURCE):
+            return s.default_model_config
+        return None
+
     def _resolve_architecture(self, setup: TrainingSetup) -> tuple[Any, str | None]:
         from lintlora.estimate.architecture import UnknownModelError, resolve_architecture
 
@@ -95,13 +110,14 @@ class Context:
         # Only a string names a model; anything else an extractor kept (a dict, a list) is
         # treated as unresolved rather than hashed.
         model_id = name.value if name.known and isinstance(name.value, str) else None
-        key = (model_id, setup.framework, self.settings.model_config, self.settings.params)
+        model_config = self._model_config_for(name, model_id)
+        key = (model_id, setup.framework, model_config, self.settings.params)
         if key not in self._arch_cache:
             try:
                 arch = resolve_architecture(
                     key[0],
                     framework=setup.framework,
-                    model_config=self.settings.model_config,
+                    model_config=model_config,
                     params=self.settings.params,
                     base_dir=setup.path,
                 )

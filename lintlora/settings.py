@@ -34,7 +34,10 @@ class Settings:
             names (a user passes it when the script reads the model from its own arguments).
         default_model: hub id from ``[tool.lintlora] model``; used only where the script's
             model cannot be resolved.
-        model_config: path to a local ``config.json`` describing the model's architecture.
+        model_config: path to a local ``config.json`` describing the model's architecture
+            (``--model-config``); it overrides whatever the script names.
+        default_model_config: the same from ``[tool.lintlora] model-config``; used only where
+            the script's model cannot be resolved (like ``default_model``).
         params: a parameter count (``7e9``) for a rough estimate of an unknown model.
         cpus: host CPU count for LL007 (``None``: the rule's fixed threshold of 8).
         tokens: training-set size in tokens, for the time estimate.
@@ -54,6 +57,7 @@ class Settings:
     model: str | None = None
     default_model: str | None = None
     model_config: str | None = None
+    default_model_config: str | None = None
     params: float | None = None
     cpus: int | None = None
     tokens: int | None = None

@@ -44,6 +44,8 @@ def test_every_key_converted(tmp_path):
         cpus = 16
         max-file-size = "1MiB"
     """)
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "config.json").write_text("{}")
     config = load_config_file(str(path), KNOWN)
     root = str(tmp_path).replace(os.sep, "/")
     assert config.values == {
@@ -56,7 +58,7 @@ def test_every_key_converted(tmp_path):
         "gpu": "rtx3090",
         "gpu_memory_bytes": 24 * 2**30,
         "default_model": "meta-llama/Llama-2-7b-hf",
-        "model_config": os.path.join(str(tmp_path), "cfg", "config.json"),
+        "default_model_config": os.path.join(str(tmp_path), "cfg", "config.json"),
         "cpus": 16,
         "max_file_bytes": 2**20,
     }
@@ -76,6 +78,7 @@ def test_every_key_converted(tmp_path):
     ("max-file-size = -5", ["max-file-size"]),
     ("exclude = [1]", ["exclude", "glob patterns"]),
     ("gpu = ''", ["gpu", "non-empty string"]),
+    ("model-config = 'nope.json'", ["[tool.lintlora] model-config", "no such file", "nope.json"]),
 ])
 def test_errors_name_key_and_file(tmp_path, body, words):
     path = _pyproject(tmp_path, "[tool.lintlora]\n" + body + "\n")
@@ -164,3 +167,45 @@ def test_parse_helpers():
     assert parse_file_size("2MiB") == 2 * 2**20
     with pytest.raises(ValueError):
         parse_file_size(True)
+
+
+QWEN_05B = ('{"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 896, '
+            '"intermediate_size": 4864, "num_attention_heads": 14, "num_hidden_layers": 24, '
+            '"num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": true, '
+            '"torch_dtype": "bfloat16"}')
+
+
+def _setup_naming(model):
+    """A setup whose script names ``model`` (``None``: the script's model is unresolved)."""
+    from lintlora.training_setup import ModelLoad, Origin, Setting, TrainingSetup
+
+    name = Setting.literal(model) if model else Setting(None, Origin.UNKNOWN, None, None,
+                                                        "read from argv", "args.model")
+    return TrainingSetup(path="train.py", kind="python", framework="transformers",
+                         model=ModelLoad(name_or_path=name))
+
+
+def test_configured_model_config_is_a_default_like_model(tmp_path):
+    """``[tool.lintlora] model-config`` describes the model only where the script's is
+    unresolved (as ``model`` does); ``--model-config`` overrides what the script names."""
+    from lintlora.context import Context
+
+    (tmp_path / "qwen").mkdir()
+    (tmp_path / "qwen" / "config.json").write_text(QWEN_05B)
+    path = _pyproject(tmp_path, '[tool.lintlora]\nmodel-config = "qwen/config.json"\n')
+    configured = SettingsResolver().merge(load_config_file(str(path), KNOWN))
+    context = Context(configured)
+    literal = context.apply_overrides(_setup_naming("meta-llama/Llama-2-7b-hf"))
+    assert context.architecture(literal).num_hidden_layers == 32  # the script's Llama-2-7B
+    unresolved = context.apply_overrides(_setup_naming(None))
+    assert context.architecture(unresolved).hidden_size == 896  # the configured Qwen
+    # with both defaults configured, model-config describes the configured model
+    both = _pyproject(tmp_path / "both", '[tool.lintlora]\nmodel = "org/private-model"\n'
+                                         f'model-config = "{tmp_path / "qwen"}"\n')
+    context = Context(SettingsResolver().merge(load_config_file(str(both), KNOWN)))
+    assert context.architecture(context.apply_overrides(_setup_naming(None))).hidden_size == 896
+    # --model-config on the command line overrides the script, like --model
+    cli = Context(SettingsResolver({"model_config": str(tmp_path / "qwen" / "config.json")})
+                  .merge(load_config_file(str(path), KNOWN)))
+    assert cli.architecture(cli.apply_overrides(_setup_naming("meta-llama/Llama-2-7b-hf"))
+                            ).hidden_size == 896
