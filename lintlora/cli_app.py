@@ -314,8 +314,10 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str
     if diff_ref:
         from lintlora.gitdiff import GitDiffError, changed_lines, filter_result
 
+        linted = set(result.files) | {f.span.path for f in result.findings} | \
+            {e.path for e in result.errors if e.path and os.path.exists(e.path)}
         try:
-            changed = changed_lines(diff_ref)
+            changed = changed_lines(diff_ref, paths=sorted(linted)) if linted else {}
         except GitDiffError as exc:
             raise click.BadParameter(str(exc), param_hint="--diff-only") from None
         result = filter_result(result, changed)

@@ -6,8 +6,9 @@ landed on ``REF`` since), compared with the working tree (so uncommitted edits c
 Untracked files (not ignored) count as changed throughout. A pure deletion marks the lines on
 either side of it, so a finding caused by removing an argument still shows.
 
-git runs as a subprocess with a fixed argument list (no shell); lintlora never writes to the
-repository.
+git runs in the repository of each linted file (``git -C <its folder>``), not in the working
+directory, so the linted files may live in another repository, or in several. It runs as a
+subprocess with a fixed argument list (no shell); lintlora never writes to a repository.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from lintlora.report.locations import file_line
 
@@ -92,31 +93,75 @@ def parse_unified_diff(text: str) -> dict[str, set[int]]:
     return changed
 
 
-def changed_lines(ref: str, cwd: str | None = None) -> ChangedLines:
-    """Changed lines per file (keyed by real path) since ``ref``; ``None`` = whole file.
+def _repository_of(folder: str) -> str:
+    """The top folder of the git work tree holding ``folder`` (git runs *in* that folder, so
+    the answer does not depend on lintlora's working directory).
 
     Raises:
-        GitDiffError: no git, not a repository, or an unknown ref.
+        GitDiffError: no git, or ``folder`` is in no repository (the message names it).
     """
-    cwd = cwd or os.getcwd()
-    top = _git(["rev-parse", "--show-toplevel"], cwd).strip()
     try:
-        _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd)
+        return _git(["-C", folder, "rev-parse", "--show-toplevel"], folder).strip()
+    except GitDiffError as exc:
+        if "not a git repository" in str(exc):
+            raise GitDiffError(f"{folder} is not in a git repository") from None
+        raise
+
+
+def _changed_in(top: str, ref: str) -> ChangedLines:
+    """Changed lines since ``ref`` in the repository whose top folder is ``top``."""
+    try:
+        _git(["-C", top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], top)
     except GitDiffError:
-        raise GitDiffError(f"unknown git ref {ref!r}") from None
+        raise GitDiffError(f"unknown git ref {ref!r} in the repository at {top}") from None
     try:
-        base = _git(["merge-base", ref, "HEAD"], cwd).strip() or ref
+        base = _git(["-C", top, "merge-base", ref, "HEAD"], top).strip() or ref
     except GitDiffError:
         base = ref  # no common history (a shallow clone): compare with the ref itself
-    diff = _git(["-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "-U0",
-                 "--src-prefix=a/", "--dst-prefix=b/", base, "--"], top)
+    diff = _git(["-C", top, "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff",
+                 "-U0", "--src-prefix=a/", "--dst-prefix=b/", base, "--"], top)
     result: ChangedLines = {}
     for path, lines in parse_unified_diff(diff).items():
         result[os.path.realpath(os.path.join(top, path))] = lines
-    untracked = _git(["ls-files", "--others", "--exclude-standard", "-z"], top)
+    untracked = _git(["-C", top, "ls-files", "--others", "--exclude-standard", "-z"], top)
     for path in untracked.split("\0"):
         if path:
             result[os.path.realpath(os.path.join(top, path))] = None
+    return result
+
+
+def changed_lines(ref: str, cwd: str | None = None,
+                  paths: Iterable[str] | None = None) -> ChangedLines:
+    """Changed lines per file (keyed by real path) since ``ref``; ``None`` = whole file.
+
+    Args:
+        ref: a git ref (branch, tag, commit) known in each repository involved.
+        cwd: without ``paths``: the folder whose repository is compared (default: the
+            working directory).
+        paths: the linted files (or folders): git runs in the repository of each (``git -C``),
+            so ``lintlora --diff-only main ../other-repo/train.py`` works from anywhere, and
+            files of two repositories are each compared with their own ``ref``.
+
+    Raises:
+        GitDiffError: no git, a path in no repository (named), or ``ref`` unknown in one.
+    """
+    if paths is None:
+        folders = [cwd or os.getcwd()]
+    else:
+        folders = []
+        for path in paths:
+            absolute = os.path.realpath(path)
+            folders.append(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))
+    tops: dict[str, str] = {}  # folder -> its repository's top
+    result: ChangedLines = {}
+    done: set[str] = set()
+    for folder in folders:
+        if folder not in tops:
+            tops[folder] = _repository_of(folder)
+        top = tops[folder]
+        if top not in done:
+            done.add(top)
+            result.update(_changed_in(top, ref))
     return result
 
 

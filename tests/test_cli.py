@@ -316,6 +316,32 @@ def test_diff_only_bad_ref_and_not_a_repo(work):
     assert result.exit_code == 2 and "unknown git ref" in result.output
 
 
+def test_diff_only_runs_git_in_each_file_s_repository(work, monkeypatch):
+    """From outside any repository, each linted file is compared in its own repository."""
+    repos = []
+    for name in ("one", "two"):
+        repo = work / name
+        repo.mkdir()
+        _git(repo, "init", "-q", "-b", "main")
+        (repo / "t.py").write_text("bad()\n")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "base")
+        (repo / "t.py").write_text("bad()\nbad()\n")  # line 2 is new
+        repos.append(repo)
+    outside = work / "elsewhere"
+    outside.mkdir()
+    monkeypatch.chdir(outside)  # not a repository: git must not run here
+    result = invoke(str(repos[0] / "t.py"), str(repos[1]), "--select", "TS001",
+                    "--format", "json", "--diff-only", "main")
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.output)
+    assert sorted((os.path.basename(os.path.dirname(os.path.abspath(f["path"]))), f["line"])
+                  for f in doc["findings"]) == [("one", 2), ("two", 2)]
+    (outside / "loose.py").write_text("bad()\n")
+    result = CliRunner().invoke(app, ["loose.py", "--diff-only", "main"])
+    assert result.exit_code == 2 and "elsewhere is not in a git repository" in result.output
+
+
 # ---- start-up ----------------------------------------------------------------------------------
 
 def test_version_imports_nothing_heavy():
