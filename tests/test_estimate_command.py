@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from click.testing import CliRunner
 
 from lintlora.estimate.command import estimate_cmd
@@ -52,3 +54,83 @@ def test_qlora_flags_assume_prepare_model_for_kbit_training_checkpointing():
     assert off["device_bytes"] > on["device_bytes"]
     axo = json.loads(_run(*base, "--framework", "axolotl").output)["estimate"]
     assert axo["inputs"]["kbit_upcast"] is False
+
+
+# ---- option validation (usage errors exit 2 with a hint) ----------------------------------------
+LLAMA = ("--model", "meta-llama/Llama-2-7b-hf")
+
+
+def test_params_below_a_million_is_refused_with_a_hint():
+    r = _run("--params", "7")
+    assert r.exit_code == 2
+    assert "did you mean 7B?" in r.output
+
+
+def test_params_in_trillions_is_formatted():
+    r = _run("--params", "1T", "--format", "json")
+    assert r.exit_code == 0, r.output
+    model = json.loads(r.output)["estimate"]["model"]
+    assert model.startswith("1T-parameter model") and "e+" not in model
+
+
+@pytest.mark.parametrize("args", [
+    ("--dropout", "5"), ("--dropout", "1"), ("--dropout", "-0.1"),
+    ("--optim", "sgd_bogus"), ("--tokens", "-5"), ("--tokens", "0"), ("--params", "-3B"),
+])
+def test_bad_values_are_usage_errors(args):
+    r = _run(*LLAMA, *args)
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output
+
+
+def test_unknown_optimizer_lists_the_known_ones():
+    r = _run(*LLAMA, "--optim", "adamw_8bi")
+    assert r.exit_code == 2
+    assert "adamw_8bit" in r.output and "paged_adamw_8bit" in r.output and "adafactor" in r.output
+
+
+def test_known_optimizers_are_transformers_optimizer_names():
+    transformers = pytest.importorskip("transformers.training_args")
+    names = {o.value for o in transformers.OptimizerNames}
+    from lintlora.estimate.memory import KNOWN_OPTIMIZERS
+    assert names <= set(KNOWN_OPTIMIZERS)
+
+
+def test_dropout_in_range_and_known_optimizer_are_accepted():
+    r = _run(*LLAMA, "--dropout", "0.1", "--optim", "paged_adamw_8bit", "--format", "json")
+    assert r.exit_code == 0, r.output
+    inputs = json.loads(r.output)["estimate"]["inputs"]
+    assert inputs["lora_dropout"] == 0.1 and inputs["optim"] == "paged_adamw_8bit"
+
+
+def test_targets_matching_no_module_warn():
+    r = CliRunner().invoke(estimate_cmd, [*LLAMA, "--targets", "q_proj,bogus_proj",
+                                                          "--format", "json"])
+    assert r.exit_code == 0, r.output
+    e = json.loads(r.stdout)["estimate"]
+    assert e["warnings"] and "'bogus_proj' matches no module of Llama-2-7B" in e["warnings"][0]
+    assert "bogus_proj" in r.stderr
+    text = _run(*LLAMA, "--targets", "bogus_proj").output
+    assert "no LoRA target matches" in text and "q_proj" in text
+
+
+# ---- --list-gpus ------------------------------------------------------------------------------
+def test_list_gpus_prints_the_catalog():
+    from lintlora.estimate.gpus import find_gpu, list_gpus
+
+    r = _run("--list-gpus")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert len(lines) >= len(list_gpus()) + 1
+    t4 = next(line for line in lines if "Tesla T4" in line)
+    assert t4.split()[0] == "t4" and f"{find_gpu('t4').memory_gib:.2f}" in t4
+    data = json.loads(_run("--list-gpus", "--format", "json").output)
+    assert {d["name"] for d in data} == {g.name for g in list_gpus()}
+    # every listed key is a name --gpu accepts
+    assert all(find_gpu(d["key"]).name == d["name"] for d in data)
+
+
+def test_unknown_gpu_message_names_an_option_that_exists():
+    r = _run(*LLAMA, "--gpu", "banana")
+    assert r.exit_code == 2 and "--list-gpus" in r.output
+    assert _run("--list-gpus").exit_code == 0

@@ -552,6 +552,15 @@ _ROUGH_SHAPES = ((1.1e9, 2048, 22), (3e9, 3072, 28), (7e9, 4096, 32), (13e9, 512
                  (34e9, 7168, 60), (70e9, 8192, 80))
 
 
+def format_count(n: float) -> str:
+    """A count with a K/M/B/T suffix and up to four significant digits: ``7e9`` -> ``"7B"``,
+    ``1e12`` -> ``"1T"``, ``1.5e8`` -> ``"150M"``; below a thousand the plain number."""
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.4g}{unit}"
+    return f"{n:g}"
+
+
 def rough_architecture(params: float, name: str | None = None) -> Architecture:
     """A Llama-shaped stand-in with ``params`` parameters (vocab 32000, MHA, gated MLP).
 
@@ -567,10 +576,10 @@ def rough_architecture(params: float, name: str | None = None) -> Architecture:
     _, h, L = min(_ROUGH_SHAPES, key=lambda t: abs(math.log(params / t[0])))
     V = 32000
     inter = max(h, int((params - 2 * V * h - L * 4 * h * h) / (3 * h * L)))
-    label = name or f"{params / 1e9:.3g}B-parameter model"
+    label = name or f"{format_count(params)}-parameter model"
     return Architecture(
         name=f"{label} (rough, Llama-shaped)", hf_id=name or "", model_type="llama",
-        source=f"rough: a Llama-shaped stand-in for {params:.3g} parameters (hidden {h}, "
+        source=f"rough: a Llama-shaped stand-in for {format_count(params)} parameters (hidden {h}, "
                f"{L} layers, MLP {inter}, vocab {V}); not a real config",
         hidden_size=h, num_hidden_layers=L, num_attention_heads=h // 128, num_key_value_heads=h // 128,
         head_dim=128, intermediate_size=inter, vocab_size=V, tie_word_embeddings=False,

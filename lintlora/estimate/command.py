@@ -15,17 +15,48 @@ import click
 __all__ = ["estimate_cmd", "build_report"]
 
 
-def _parse_count(text: str | None) -> float | None:
+# the smallest --params taken as a model size: below it the number was surely meant in
+# billions (``--params 7``); the smallest causal LMs people fine-tune have tens of millions
+MIN_PARAMS = 1e6
+
+def _parse_count(text: str | None, option: str = "--params") -> float | None:
+    """``7B``/``7e9``/``500M``/``1.5T`` -> a float; ``None`` for ``None``.
+
+    Raises:
+        click.BadParameter: not a number with an optional K/M/B/G/T suffix (exit 2).
+    """
     if text is None:
         return None
     t = str(text).strip().upper().replace("_", "")
     mult = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
     try:
-        if t and t[-1] in mult:
-            return float(t[:-1]) * mult[t[-1]]
-        return float(t)
+        v = float(t[:-1]) * mult[t[-1]] if t and t[-1] in mult else float(t)
     except ValueError:
-        raise click.BadParameter(f"not a count: {text!r} (examples: 7B, 7e9, 500M)") from None
+        raise click.BadParameter(f"not a count: {text!r} (examples: 7B, 7e9, 500M)", param_hint=option) from None
+    if v != v or v in (float("inf"), float("-inf")):
+        raise click.BadParameter(f"not a count: {text!r} (examples: 7B, 7e9, 500M)", param_hint=option)
+    return v
+
+
+def _print_gpus(fmt: str) -> None:
+    """``--list-gpus``: the catalog as a table (or JSON): lookup name, name, memory, bf16."""
+    from lintlora.estimate.gpus import list_gpus
+
+    gpus = list_gpus()
+    if fmt == "json":
+        click.echo(json.dumps([{"key": (g.aliases or (g.key,))[0], "name": g.name, "memory_bytes": g.memory_bytes,
+                                "memory_source": g.memory_source, "bf16": g.bf16_supported} for g in gpus],
+                              indent=2))
+        return
+    rows = [((g.aliases or (g.key,))[0], g.name, f"{g.memory_gib:.2f}",
+             "reported" if g.memory_source.startswith("driver") else "nominal",
+             "yes" if g.bf16_supported else "no") for g in gpus]
+    head = ("--gpu", "name", "GiB", "memory", "bf16")
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+    for r in [head, *rows]:
+        click.echo("  ".join(c.rjust(w) if i == 2 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    click.echo("memory: 'reported' is the total nvidia-smi/the driver printed for the card (ECC on where the "
+               "card has it); 'nominal' is the marketed size in GiB, an upper bound. --gpu-memory overrides it.")
 
 
 def build_report(estimate, arch, gpu, tokens: int | None) -> dict:
@@ -46,6 +77,7 @@ def build_report(estimate, arch, gpu, tokens: int | None) -> dict:
         est["assumptions"] = est["assumptions"] + t.assumptions
     if gpu is not None and getattr(gpu, "ambiguity_note", None):
         est["assumptions"].append(gpu.ambiguity_note)
+    est["warnings"] = [a for a in est["assumptions"] if a.startswith("warning:")]
     return {"estimate": est, "fit": [o.to_json() for o in fit_options(estimate, arch)]}
 
 
@@ -57,6 +89,8 @@ def _render_text(report: dict, console) -> None:
     from rich.table import Table
 
     e = report["estimate"]
+    for w in e.get("warnings", ()):
+        console.print(f"[bold yellow]{w}[/bold yellow]")
     title = f"{e['model']} · {e['framework']} · peak at {e['peak_phase']}"
     table = Table(title=title, show_lines=False)
     table.add_column("component")
@@ -88,7 +122,8 @@ def _render_text(report: dict, console) -> None:
                           f"(−{_gib(o['saving_bytes'])}){mark}")
     console.print("[dim]assumptions:[/dim]")
     for a in e["assumptions"]:
-        console.print(f"  [dim]- {a}[/dim]")
+        if a not in e.get("warnings", ()):
+            console.print(f"  [dim]- {a}[/dim]")
 
 
 @click.command("estimate")
@@ -103,20 +138,27 @@ def _render_text(report: dict, console) -> None:
 @click.option("--gpu-memory", help="usable GPU memory (24GiB), overriding the catalog")
 @click.option("--rank", type=click.IntRange(min=1), default=None, help="LoRA rank r")
 @click.option("--targets", help="comma-separated target_modules, or all-linear")
-@click.option("--dropout", type=float, default=None, help="lora_dropout")
-@click.option("--optim", help="optimizer (adamw_torch, paged_adamw_8bit, ...)")
+@click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=None,
+              help="lora_dropout, in [0, 1)")
+@click.option("--optim", help="optimizer, a TrainingArguments optim name (adamw_torch, paged_adamw_8bit, ...)")
 @click.option("--gradient-checkpointing/--no-gradient-checkpointing", default=None)
 @click.option("--attn", "attn", type=click.Choice(["sdpa", "flash_attention_2", "eager"]), default=None)
 @click.option("--framework", type=click.Choice(["transformers", "trl", "torch", "unsloth", "axolotl",
                                                  "llama-factory", "torchtune", "litgpt"]), default=None)
 @click.option("--tokens", type=str, default=None, help="training tokens for the time estimate (2e8, 200M)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--list-gpus", "list_gpus", is_flag=True,
+              help="list the GPU catalog (names for --gpu, memory, bf16) and exit")
 def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len, gpu, gpu_memory, rank,
-                 targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, fmt):
+                 targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, fmt, list_gpus):
     """Estimate peak GPU memory and training time for FILE or for the flags given."""
+    if list_gpus:
+        _print_gpus(fmt)
+        return
     from lintlora.estimate.architecture import UnknownModelError, resolve_architecture
     from lintlora.estimate.gpus import UnknownGpuError, find_gpu
-    from lintlora.estimate.memory import EstimateInputs, estimate_memory
+    from lintlora.estimate.architecture import format_count
+    from lintlora.estimate.memory import KNOWN_OPTIMIZERS, EstimateInputs, estimate_memory
     from lintlora.estimate.params import NoDefaultTargetsError
     from lintlora.estimate.profiles import get_profile
     from lintlora.settings import parse_memory_size
@@ -132,8 +174,25 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
     mem = mem or (g.memory_bytes if g else None)
-    n_params = _parse_count(params)
-    n_tokens = int(_parse_count(tokens)) if tokens else None
+    n_params = _parse_count(params, "--params")
+    if n_params is not None and n_params < MIN_PARAMS:
+        hint = f" — did you mean {params.strip()}B?" if n_params > 0 else ""
+        raise click.BadParameter(f"{params!r} is {format_count(n_params)} parameters; a model has at least a million "
+                                 f"(write 7B, 7e9 or 500M){hint}", param_hint="--params")
+    n_tokens = None
+    if tokens is not None:
+        n = _parse_count(tokens, "--tokens")
+        if n is None or n < 1:
+            raise click.BadParameter(f"{tokens!r}: the number of training tokens must be positive "
+                                     f"(examples: 2e8, 200M)", param_hint="--tokens")
+        n_tokens = int(n)
+    if optim is not None and optim not in KNOWN_OPTIMIZERS:
+        import difflib
+
+        close = difflib.get_close_matches(optim, KNOWN_OPTIMIZERS, n=3, cutoff=0.6)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise click.BadParameter(f"unknown optimizer {optim!r}.{hint} Known (TrainingArguments optim): "
+                                 f"{', '.join(KNOWN_OPTIMIZERS)}", param_hint="--optim")
     target_value = None
     if targets:
         target_value = targets if targets.lower() in ("all-linear", "all_linear") else tuple(
@@ -236,6 +295,9 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
         raise click.UsageError(str(exc)) from None
 
     if fmt == "json":
+        for r in reports:
+            for w in r["estimate"]["warnings"]:
+                click.echo(w, err=True)
         out = reports[0] if len(reports) == 1 else {"estimates": reports}
         click.echo(json.dumps(out, indent=2))
         return

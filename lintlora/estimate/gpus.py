@@ -44,6 +44,7 @@ class Gpu:
         compute_capability: CUDA ``"major.minor"`` or ``None`` (AMD).
         vendor, arch: identification.
         sources: the catalog's source tags for this record.
+        aliases: lookup names from the catalog (``t4``, ``rtx3090``), shortest first.
         ambiguity_note: set when an ambiguous alias (``a100``) was resolved to this record.
     """
 
@@ -59,6 +60,7 @@ class Gpu:
     vendor: str = ""
     arch: str = ""
     sources: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
     ambiguity_note: str | None = None
 
     @property
@@ -125,6 +127,7 @@ def _catalog() -> tuple[tuple[Gpu, ...], dict[str, Gpu], dict[str, list[str]]]:
             vendor=rec.get("vendor", ""),
             arch=rec.get("arch", ""),
             sources=tuple(rec.get("sources", ())),
+            aliases=tuple(sorted(rec.get("aliases", ()), key=len)),
         )
         gpus.append(gpu)
         by_name[rec["name"]] = gpu

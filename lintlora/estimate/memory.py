@@ -49,6 +49,7 @@ __all__ = [
     "residual_stream_bytes",
     "estimate_memory",
     "optimizer_bytes_per_param",
+    "KNOWN_OPTIMIZERS",
     "DTYPE_BYTES",
 ]
 
@@ -244,32 +245,65 @@ class MemoryEstimate:
 
 
 # ---- optimizer ------------------------------------------------------------------------------
+# transformers ``OptimizerNames`` (src/transformers/training_args.py, 5.24.0), what
+# ``TrainingArguments(optim=...)`` accepts, plus names older releases accepted (``adamw_hf``,
+# ``adamw_apex_fused``, removed or renamed since 4.x).
+KNOWN_OPTIMIZERS: tuple[str, ...] = (
+    "adamw_torch", "adamw_torch_fused", "adamw_torch_xla", "adamw_torch_npu_fused", "adafactor",
+    "adamw_anyprecision", "adamw_torch_4bit", "adamw_torch_8bit", "ademamix", "sgd", "adagrad",
+    "adamw_bnb_8bit", "adamw_8bit", "ademamix_8bit", "lion_8bit", "lion_32bit", "paged_adamw_32bit",
+    "paged_adamw_8bit", "paged_ademamix_32bit", "paged_ademamix_8bit", "paged_lion_32bit",
+    "paged_lion_8bit", "rmsprop", "rmsprop_bnb", "rmsprop_bnb_8bit", "rmsprop_bnb_32bit",
+    "galore_adamw", "galore_adamw_8bit", "galore_adafactor", "galore_adamw_layerwise",
+    "galore_adamw_8bit_layerwise", "galore_adafactor_layerwise", "lomo", "adalomo", "grokadamw",
+    "schedule_free_radam", "schedule_free_adamw", "schedule_free_sgd", "apollo_adamw",
+    "apollo_adamw_layerwise", "stable_adamw",
+    "adamw_hf", "adamw_apex_fused",
+)
+
+# optimizers whose state is not the per-parameter moments counted here (GaLore/APOLLO project
+# the gradient to a low rank, LOMO/AdaLOMO fuse the update into backward): counted as AdamW,
+# an upper bound, and said so
+_NOT_MODELLED = ("galore", "apollo", "lomo", "grokadamw", "schedule_free")
+
+
 def optimizer_bytes_per_param(optim: str, param_bytes: int, follows_param: bool = True) -> tuple[float, str]:
     """Optimizer-state bytes per trainable parameter, with the reason.
 
-    Sources: torch AdamW keeps ``exp_avg`` and ``exp_avg_sq`` ``zeros_like(param)``
-    (torch/optim/adamw.py): 2 × param bytes. bitsandbytes 8-bit Adam keeps two uint8 states
-    (+ block absmax, ~1%) for tensors of >= 4096 elements (``min_8bit_size``,
-    bitsandbytes/optim/optimizer.py) and fp32 states below: ~2. bnb 32-bit / paged 32-bit
-    AdamW: two fp32 states (8) whatever the param dtype. Adafactor factors the second moment
-    (rows + columns) and keeps no first moment by default (transformers Adafactor): ~0.
-    SGD without momentum: 0. Lion: one state (param bytes).
+    States per parameter: AdamW keeps ``exp_avg`` and ``exp_avg_sq`` (torch/optim/adamw.py,
+    ``zeros_like(param)``): 2; Lion one momentum (bitsandbytes ``Lion``), RMSprop and Adagrad one
+    running average: 1; AdEMAMix a fast and a slow first moment and the second moment
+    (bitsandbytes ``AdEMAMix``): 3; Adafactor factors the second moment (rows + columns) and
+    keeps no first moment by default (transformers ``Adafactor``): ~0; SGD without momentum: 0.
+
+    Bytes per state: bitsandbytes 8-bit optimizers keep uint8 states (+ block absmax, ~1%) for
+    tensors of >= 4096 elements (``min_8bit_size``, bitsandbytes/optim/optimizer.py): 1;
+    torchao 4-bit AdamW (``adamw_torch_4bit``) 4-bit states with a scale per block of 128:
+    ~0.5; bitsandbytes 32-bit / paged 32-bit optimizers fp32 (4) whatever the parameter dtype;
+    torch's optimizers the parameter's dtype (``param_bytes``).
     """
     o = (optim or "adamw_torch").lower()
     state = param_bytes if follows_param else 4
-    if "8bit" in o or "8_bit" in o or o in ("adamw8bit", "adamw_bnb_8bit"):
-        return 2.0, f"{optim}: two 8-bit states"
-    if "32bit" in o or o.startswith("paged_adamw") or o.startswith("pagedadamw") or "pagedadamw" in o:
-        return 8.0, f"{optim}: two fp32 states"
     if "adafactor" in o:
         return 0.0, f"{optim}: factored second moment (negligible)"
-    if o.startswith("sgd"):
+    if o.startswith("sgd") or o == "schedule_free_sgd":
         return 0.0, f"{optim}: no state without momentum"
-    if "lion" in o:
-        return float(state), f"{optim}: one state"
-    if "adagrad" in o or "rmsprop" in o:
-        return float(state), f"{optim}: one state"
-    return 2.0 * state, f"{optim}: two states in the parameter dtype"
+    if "lion" in o or "adagrad" in o or "rmsprop" in o:
+        n, what = 1, "one state"
+    elif "ademamix" in o:
+        n, what = 3, "three states"
+    else:
+        n, what = 2, "two states"
+    if "8bit" in o or "8_bit" in o or o == "adamw8bit":
+        return float(n), f"{optim}: {what}, 8-bit"
+    if "4bit" in o:
+        return 0.5 * n, f"{optim}: {what}, 4-bit"
+    if "32bit" in o or o.startswith("paged_adamw") or "pagedadamw" in o:
+        return 4.0 * n, f"{optim}: {what}, fp32"
+    if any(k in o for k in _NOT_MODELLED):
+        return n * float(state), (f"{optim}: its own state is not modelled; counted as AdamW's {what} in the "
+                                  f"parameter dtype (an upper bound)")
+    return n * float(state), f"{optim}: {what} in the parameter dtype"
 
 
 # ---- activations ------------------------------------------------------------------------------
@@ -470,6 +504,21 @@ def _weights(arch: Architecture, inputs: EstimateInputs, profile: Profile,
     return quantized * per + rest * rest_b, desc
 
 
+def unmatched_note(arch: Architecture, trainable: TrainableCount) -> str:
+    """The warning for ``target_modules``/``modules_to_save`` entries that match no module of
+    ``arch`` (peft raises "Target modules ... not found in the base model" when no entry of
+    ``target_modules`` matches, and ignores an unmatched entry when another one matches)."""
+    names: list[str] = [arch.embedding_name.rsplit(".", 1)[-1]]
+    for sh in arch.block_linears():
+        if sh.name not in names:
+            names.append(sh.name)
+    names.append(arch.lm_head_name.rsplit(".", 1)[-1])
+    none = " (no LoRA target matches: peft would raise)" if trainable.lora_params == 0 else ""
+    verb = "matches" if len(trainable.unmatched) == 1 else "match"
+    return (f"warning: {', '.join(map(repr, trainable.unmatched))} {verb} no module of {arch.name}{none}; "
+            f"its modules: {', '.join(names)}")
+
+
 def _trainable_text(trainable: TrainableCount, pb: int, sb: int, inputs: EstimateInputs) -> str:
     """The trainable-weight arithmetic as the estimate did it: LoRA adapters at ``pb`` bytes,
     ``modules_to_save`` copies at ``sb`` bytes (the base weights' dtype, or fp32 masters)."""
@@ -565,6 +614,8 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     if not full:
         trainable = count_trainable(arch, inputs.lora_r, inputs.target_modules, inputs.modules_to_save,
                                     use_dora=inputs.use_dora)
+        if trainable.unmatched:
+            notes.append(unmatched_note(arch, trainable))
     weights, wdesc = _weights(arch, inputs, profile, trainable)
 
     # trainable parameters, their gradients and optimizer states
