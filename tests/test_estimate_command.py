@@ -134,3 +134,32 @@ def test_unknown_gpu_message_names_an_option_that_exists():
     r = _run(*LLAMA, "--gpu", "banana")
     assert r.exit_code == 2 and "--list-gpus" in r.output
     assert _run("--list-gpus").exit_code == 0
+
+
+# ---- files that do not train -------------------------------------------------------------------
+MERGE = '''import torch
+from transformers import AutoModelForCausalLM
+from peft import PeftModel
+base = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype=torch.float16)
+model = PeftModel.from_pretrained(base, "out/checkpoint-1000")
+model = model.merge_and_unload()
+model.save_pretrained("merged")
+'''
+
+
+def test_merge_only_script_gets_a_labelled_load_estimate_not_a_training_one(tmp_path):
+    script = tmp_path / "merge.py"
+    script.write_text(MERGE)
+    r = _run(str(script), "--gpu", "t4", "--format", "json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    e = data["estimate"]
+    assert e["training"] is False and e["peak_phase"] == "load"
+    assert data["fit"] == [] and e["time_seconds"] is None
+    for k in ("gradients", "optimizer_states", "activations", "logits"):
+        assert e["breakdown"][k] == 0
+    assert e["breakdown"]["weights"] == 6_738_415_616 * 2
+    assert any("no training in this file" in a for a in e["assumptions"])
+    assert not any("batch size" in a or "full fine-tuning" in a for a in e["assumptions"])
+    text = _run(str(script)).output
+    assert "load only (no training)" in text and "what would make it fit" not in text

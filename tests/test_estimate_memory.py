@@ -289,3 +289,15 @@ def test_modules_to_save_after_kbit_upcast_are_fp32_copies():
     t = e.trainable
     assert f"{t.full_params:,} modules_to_save params × 4 B (float32" in _trainable_note(e)
     assert e.breakdown["adapter_weights"] == t.lora_params * 4 + t.full_params * 4
+
+
+def test_setup_that_does_not_train_is_estimated_as_loading_only():
+    s = TrainingSetup(path="infer.py", is_training=False,
+                      quantization=Quantization(method=Setting.literal("bitsandbytes"), bits=Setting.literal(4),
+                                                bnb_4bit_quant_type=Setting.literal("nf4")))
+    e = estimate_setup(s, LLAMA2, None)
+    assert e.inputs.method == "load" and e.peak_phase == "load" and e.trainable_params == 0
+    assert e.breakdown["activations"] == e.breakdown["optimizer_states"] == e.breakdown["gradients"] == 0
+    trained = estimate_setup(s.replace(is_training=True), LLAMA2, None)
+    assert e.breakdown["weights"] <= trained.breakdown["weights"]
+    assert e.device_bytes < trained.device_bytes

@@ -64,8 +64,9 @@ def build_report(estimate, arch, gpu, tokens: int | None) -> dict:
     from lintlora.estimate.compute import estimate_time
     from lintlora.estimate.fit import fit_options
 
+    training = estimate.inputs.method != "load"
     t = None
-    if gpu is not None:
+    if gpu is not None and training:
         t = estimate_time(estimate.inputs, arch, gpu.training_tflops(estimate.inputs.compute_dtype),
                           gpu.memory_bandwidth_gbps, tokens)
     est = estimate.to_json()
@@ -78,7 +79,9 @@ def build_report(estimate, arch, gpu, tokens: int | None) -> dict:
     if gpu is not None and getattr(gpu, "ambiguity_note", None):
         est["assumptions"].append(gpu.ambiguity_note)
     est["warnings"] = [a for a in est["assumptions"] if a.startswith("warning:")]
-    return {"estimate": est, "fit": [o.to_json() for o in fit_options(estimate, arch)]}
+    est["training"] = training
+    fit = [o.to_json() for o in fit_options(estimate, arch)] if training else []
+    return {"estimate": est, "fit": fit}
 
 
 def _gib(b: float | None) -> str:
@@ -92,6 +95,8 @@ def _render_text(report: dict, console) -> None:
     for w in e.get("warnings", ()):
         console.print(f"[bold yellow]{w}[/bold yellow]")
     title = f"{e['model']} · {e['framework']} · peak at {e['peak_phase']}"
+    if not e.get("training", True):
+        title = f"{e['model']} · {e['framework']} · load only (no training)"
     table = Table(title=title, show_lines=False)
     table.add_column("component")
     table.add_column("GiB", justify="right")

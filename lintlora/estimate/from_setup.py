@@ -96,6 +96,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     dora = bool(_val(g("lora.use_dora")))
 
     # ---- quantization ----
+    weight_notes_from = len(notes)
     q = None
     double = False
     qcompute = None
@@ -173,6 +174,15 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         master = True
     if q and qcompute is None:
         qcompute = compute
+
+    weight_notes = notes[weight_notes_from:]
+    if not setup.is_training:
+        # nothing trains (an adapter merge, an inference or evaluation script): only the
+        # loaded weights are estimated, and the sentences about them kept
+        return EstimateInputs(method="load", quant=q, double_quant=double, quant_compute_dtype=qcompute,
+                              weight_dtype=weight, compute_dtype=compute, framework=fw), [
+            "no training in this file (no Trainer, training loop or training config): the estimate is the "
+            "memory to load the model, not a training step", *weight_notes]
 
     # ---- batch and sequence ----
     bs = _val(g("training.per_device_train_batch_size"))

@@ -85,7 +85,8 @@ class EstimateInputs:
     """Everything the memory model needs besides the architecture and profile.
 
     Attributes:
-        method: ``"lora"``, ``"qlora"`` (LoRA on a quantized base) or ``"full"``.
+        method: ``"lora"``, ``"qlora"`` (LoRA on a quantized base), ``"full"``, or ``"load"``
+            (no training: the memory to load the model, for files that do not train).
         batch_size: micro-batch per device (sequences).
         seq_len: tokens per sequence (padded length, or the packing length).
         gradient_checkpointing: activation checkpointing per decoder layer.
@@ -585,6 +586,38 @@ def _load_phase(arch: Architecture, inputs: EstimateInputs, profile: Profile,
     return w_load, n_max * 2.0, f"one 16-bit weight of {n_max:,} elements at a time handed to bitsandbytes"
 
 
+def _estimate_load(inputs: EstimateInputs, arch: Architecture, profile: Profile, notes: list[str],
+                   gpu: str | None, gpu_memory_bytes: int | None) -> MemoryEstimate:
+    """Memory to load the model and nothing more (``method="load"``: a file that does not train,
+    such as an adapter merge or an inference script): the weights, the largest load-phase
+    transient of a quantized base (:func:`_load_phase`), the framework's buffers, the allocator's
+    slack and the CUDA context. A forward pass or ``generate()`` adds activations and a KV
+    cache, and merging an adapter one delta matrix at a time; none of them is counted."""
+    weights, wdesc = _weights(arch, replace(inputs, kbit_upcast=False), profile, None)
+    _, transient, load_desc = _load_phase(arch, replace(inputs, method="lora"), profile, None)
+    breakdown_alloc = {"weights": int(weights), "adapter_weights": 0, "gradients": 0, "optimizer_states": 0,
+                       "activations": 0, "logits": 0, "transient": int(transient),
+                       "framework": int(profile.framework_bytes)}
+    allocated = sum(breakdown_alloc.values())
+    reserved = int(math.ceil(allocated * profile.reserved_ratio))
+    device = reserved + profile.cuda_context_bytes
+    breakdown = dict(breakdown_alloc)
+    breakdown["allocator_slack"] = reserved - allocated
+    breakdown["cuda_context"] = profile.cuda_context_bytes
+    notes.append(f"weights: {wdesc}")
+    if load_desc:
+        notes.append(f"load phase: {load_desc}")
+    notes.append("not counted: activations and KV cache of a forward pass or generate(), an adapter's "
+                 "weights and the delta matrices merge_and_unload() builds one module at a time")
+    notes.append(f"reserved = allocated × {profile.reserved_ratio} (caching-allocator slack); "
+                 f"device = reserved + {profile.cuda_context_bytes / 1e6:.0f} MB CUDA context")
+    return MemoryEstimate(
+        allocated_bytes=int(allocated), reserved_bytes=reserved, device_bytes=int(device),
+        breakdown=breakdown, assumptions=notes, rough=arch.rough, inputs=inputs, arch_name=arch.name,
+        framework=profile.name, trainable=None, trainable_params=0, peak_phase="load",
+        gpu=gpu, gpu_memory_bytes=gpu_memory_bytes)
+
+
 def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile | None = None, *,
                     assumptions: Sequence[str] = (), gpu: str | None = None,
                     gpu_memory_bytes: int | None = None) -> MemoryEstimate:
@@ -603,6 +636,8 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     """
     profile = profile or get_profile(inputs.framework)
     notes = list(assumptions)
+    if inputs.method == "load":
+        return _estimate_load(inputs, arch, profile, notes, gpu, gpu_memory_bytes)
     trainable: TrainableCount | None = None
     full = inputs.method == "full"
     if not full and profile.name == "unsloth":
