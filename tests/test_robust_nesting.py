@@ -137,7 +137,7 @@ def test_nesting_just_under_the_limit_is_linted_or_refused_cleanly(tmp_path):
 
 
 def test_deep_nesting_does_not_hide_other_files(tmp_path):
-    (tmp_path / "a_deep.py").write_text("x = " + " and ".join(["a"] * 20_000) + "\n")
+    (tmp_path / "a_deep.py").write_text("import torch\nx = " + " and ".join(["a"] * 20_000) + "\n")
     (tmp_path / "b_train.py").write_text(
         "from transformers import TrainingArguments\n"
         "args = TrainingArguments(output_dir='o', gradient_checkpointing=False)\n")

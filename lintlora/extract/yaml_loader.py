@@ -367,15 +367,20 @@ class _Walker:
             return YScalar(text, span, text, False)
         if tag == _CORE + "null":
             return YScalar(None, span, text, plain)
-        if tag == _CORE + "bool":
-            return YScalar(self.loader.bool_values[text.lower()], span, text, plain)
-        if tag == _CORE + "int":
-            try:
+        try:
+            if tag == _CORE + "bool":
+                return YScalar(self.loader.bool_values[text.lower()], span, text, plain)
+            if tag == _CORE + "int":
                 return YScalar(self.loader.construct_yaml_int(node), span, text, plain)
-            except ValueError:  # an integer too long to convert
-                return YScalar(text, span, text, plain)
-        if tag == _CORE + "float":
-            return YScalar(self.loader.construct_yaml_float(node), span, text, plain)
+            if tag == _CORE + "float":
+                return YScalar(self.loader.construct_yaml_float(node), span, text, plain)
+        except (ValueError, KeyError, IndexError, OverflowError):
+            if tag == _CORE + "int" and text.replace("_", "").lstrip("+-").isdigit():
+                return YScalar(text, span, text, plain)  # an integer too long to convert
+            # an explicit tag on text that is not of its type (``!!float abc``, an empty
+            # ``!!bool``): PyYAML's constructors raise ValueError/KeyError/IndexError here
+            raise _Refused(f"YAML value {text!r} is tagged !!{tag[len(_CORE):]} but is not "
+                           "one", node.start_mark) from None
         return YScalar(str(text), span, text, plain)
 
 
