@@ -151,12 +151,14 @@ def test_several_broken_files_in_one_run(inputs):
     _check(files)
 
 
-hypothesmith = pytest.importorskip("hypothesmith") if importlib.util.find_spec(
-    "hypothesmith") else None
+try:
+    import hypothesmith  # grammar-based Python programs (slow: ~1 s an example)
+except ImportError:  # pragma: no cover - optional test dependency
+    hypothesmith = None
 
 
 @pytest.mark.skipif(hypothesmith is None, reason="hypothesmith is not installed")
-@settings(max_examples=25, deadline=None, derandomize=True,
+@settings(max_examples=10, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.filter_too_much])
 @given(data=st.data())
