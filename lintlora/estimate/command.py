@@ -59,10 +59,13 @@ def _print_gpus(fmt: str) -> None:
                "card has it); 'nominal' is the marketed size in GiB, an upper bound. --gpu-memory overrides it.")
 
 
-def build_report(estimate, arch, gpu, tokens: int | None) -> dict:
-    """The JSON object: ``{"estimate": {...}, "time": {...}, "fit": [...]}``."""
+def build_report(estimate, arch, gpu, tokens: int | None, dialect: str | None = None) -> dict:
+    """The JSON object: ``{"estimate": {...}, "fit": [...], "fit_heading": "..."}``.
+
+    ``dialect``: the config dialect, so that the fit list uses the file's own keys.
+    """
     from lintlora.estimate.compute import estimate_time
-    from lintlora.estimate.fit import fit_options
+    from lintlora.estimate.fit import fit_options, heading
 
     training = estimate.inputs.method != "load"
     t = None
@@ -80,8 +83,8 @@ def build_report(estimate, arch, gpu, tokens: int | None) -> dict:
         est["assumptions"].append(gpu.ambiguity_note)
     est["warnings"] = [a for a in est["assumptions"] if a.startswith("warning:")]
     est["training"] = training
-    fit = [o.to_json() for o in fit_options(estimate, arch)] if training else []
-    return {"estimate": est, "fit": fit}
+    fit = [o.to_json() for o in fit_options(estimate, arch, dialect=dialect)] if training else []
+    return {"estimate": est, "fit": fit, "fit_heading": heading(estimate)}
 
 
 def _gib(b: float | None) -> str:
@@ -89,15 +92,16 @@ def _gib(b: float | None) -> str:
 
 
 def _render_text(report: dict, console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     e = report["estimate"]
     for w in e.get("warnings", ()):
-        console.print(f"[bold yellow]{w}[/bold yellow]")
+        console.print(f"[bold yellow]{escape(w)}[/bold yellow]")
     title = f"{e['model']} · {e['framework']} · peak at {e['peak_phase']}"
     if not e.get("training", True):
         title = f"{e['model']} · {e['framework']} · load only (no training)"
-    table = Table(title=title, show_lines=False)
+    table = Table(title=escape(title), show_lines=False)
     table.add_column("component")
     table.add_column("GiB", justify="right")
     table.add_column("", no_wrap=True)
@@ -112,7 +116,7 @@ def _render_text(report: dict, console) -> None:
     if e["gpu"]:
         head = e["headroom_bytes"]
         colour = "green" if head is not None and head >= 0 else "red"
-        console.print(f"GPU {e['gpu']}: {_gib(e['gpu_memory_bytes'])}, headroom "
+        console.print(f"GPU {escape(e['gpu'])}: {_gib(e['gpu_memory_bytes'])}, headroom "
                       f"[{colour}]{_gib(head)}[/{colour}]")
     if e.get("step_seconds"):
         line = f"time: {e['step_seconds']:.2f} s per micro-batch, {e['tokens_per_second']:,.0f} tokens/s"
@@ -120,15 +124,15 @@ def _render_text(report: dict, console) -> None:
             line += f", {e['time_seconds'] / 3600:.2f} h for the training tokens"
         console.print(line)
     if report["fit"]:
-        console.print("[bold]what would make it fit[/bold] (each re-estimated):")
+        console.print(f"[bold]{report.get('fit_heading', 'what would make it fit')}[/bold] (each re-estimated):")
         for i, o in enumerate(report["fit"], 1):
             mark = "" if o["fits"] is None else (" ✓ fits" if o["fits"] else " ✗")
-            console.print(f"  {i}. {o['change']}: {_gib(o['device_bytes'])} "
+            console.print(f"  {i}. {escape(o['change'])}: {_gib(o['device_bytes'])} "
                           f"(−{_gib(o['saving_bytes'])}){mark}")
     console.print("[dim]assumptions:[/dim]")
     for a in e["assumptions"]:
         if a not in e.get("warnings", ()):
-            console.print(f"  [dim]- {a}[/dim]")
+            console.print(f"  [dim]- {escape(a)}[/dim]")
 
 
 @click.command("estimate")
@@ -240,10 +244,11 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                     changes["attn_implementation"] = attn
                 if changes:
                     notes.append("command-line flags override the file: " + ", ".join(f"{k}={v}" for k, v in changes.items()))
+                    changes["assumed"] = tuple(a for a in inputs.assumed if a not in changes)
                     inputs = replace(inputs, **changes)
                 est = estimate_memory(inputs, arch, get_profile(inputs.framework), assumptions=notes,
                                       gpu=g.name if g else None, gpu_memory_bytes=mem)
-                reports.append(build_report(est, arch, g, n_tokens))
+                reports.append(build_report(est, arch, g, n_tokens, setup.dialect))
         else:
             if not (model or model_config or n_params):
                 raise click.UsageError("give a FILE, or --model HUB_ID (or --model-config / --params)")
@@ -277,13 +282,17 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
             if m != "full" and target_value is None:
                 notes.append("--targets not given: peft's default target_modules for the model type")
             quant = "nf4" if m == "qlora" else None
+            given = {"batch_size": batch_size, "seq_len": seq_len, "lora_r": rank, "target_modules": target_value,
+                     "optim": optim, "attn_implementation": attn,
+                     "gradient_checkpointing": True if gc_default else gradient_checkpointing}
             inputs = EstimateInputs(
                 method=m, batch_size=batch_size or 1, seq_len=seq_len or 512,
                 gradient_checkpointing=gc_default if gradient_checkpointing is None else gradient_checkpointing,
                 quant=quant, double_quant=quant is not None,
                 lora_r=rank or 8, lora_dropout=dropout if dropout is not None else 0.0,
                 target_modules=target_value, optim=optim or "adamw_torch",
-                attn_implementation=attn or "sdpa", kbit_upcast=kbit, framework=fw)
+                attn_implementation=attn or "sdpa", kbit_upcast=kbit, framework=fw,
+                assumed=tuple(k for k, v in given.items() if v is None))
             if kbit:
                 notes.append("qlora: NF4 with double quantization, bf16 compute, prepare_model_for_kbit_training "
                              "(fp32 non-quantized weights and residual stream) assumed")

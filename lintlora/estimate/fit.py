@@ -5,8 +5,18 @@ memory model again on the changed inputs: the savings are recomputed, never asse
 Options (only those that apply): gradient checkpointing on; batch halved with gradient
 accumulation doubled (same effective batch); sequence length halved; an 8-bit optimizer;
 a 4-bit (NF4, double-quantized) base; fewer LoRA targets (attention projections only);
-a fused linear + cross-entropy loss (Liger); SDPA instead of eager attention. Ranked by the
-resulting device peak, lowest first.
+a fused linear + cross-entropy loss (Liger, torchtune ``LinearCrossEntropyLoss``); SDPA instead
+of eager attention. Ranked by the resulting device peak, lowest first.
+
+A value the estimate assumed (``EstimateInputs.assumed``: the file does not say it) is never
+"changed": halving an assumed batch or sequence length is not offered, and an option that
+flips an assumed switch says the current value was assumed. Each change is phrased in the
+file's own terms: TrainingArguments/peft names for Python files and flags, the dialect's keys
+for YAML configs (:func:`lintlora.extract.dialects.yaml_snippet`, plus the dialect-specific
+spellings below, each from the tool's own docs or source as cited by its dialect module).
+
+:func:`heading` titles the list: "what would make it fit" only when the estimate does not fit
+the GPU or leaves less than :data:`TIGHT_HEADROOM` of it free, "ways to lower the peak" otherwise.
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ from lintlora.estimate.architecture import Architecture
 from lintlora.estimate.memory import EstimateInputs, MemoryEstimate, estimate_memory
 from lintlora.estimate.profiles import Profile, get_profile
 
-__all__ = ["FitOption", "fit_options"]
+__all__ = ["FitOption", "fit_options", "heading", "TIGHT_HEADROOM"]
 
 
 @dataclass(frozen=True)
@@ -45,55 +55,188 @@ class FitOption:
                 "saving_bytes": self.saving_bytes, "fits": self.fits}
 
 
-def _candidates(arch: Architecture, i: EstimateInputs) -> list[tuple[str, str, EstimateInputs]]:
+# headroom below this fraction of the GPU's memory counts as "tight": allocator fragmentation
+# and batches longer than the estimate's can take a few percent (reserved/allocated is
+# 1.05-1.15, estimator-notes §3)
+TIGHT_HEADROOM = 0.10
+
+# Dialect spellings yaml_snippet does not cover, per option key. Sources: axolotl
+# (lintlora/extract/dialects/axolotl.py: adapter: qlora requires load_in_4bit: true;
+# sdp_attention -> sdpa; liger_fused_linear_cross_entropy with axolotl's LigerPlugin),
+# LLaMA-Factory (llama_factory.py: quantization_bit, enable_liger_kernel, flash_attn, lora_target),
+# torchtune (qlora_* model builders, LoRA on attention via lora_attn_modules whose output
+# projection is output_proj, apply_lora_to_mlp; docs/source/tutorials/memory_optimizations.rst
+# for bitsandbytes.optim.PagedAdamW8bit and LinearCrossEntropyLoss), litgpt (finetune_lora
+# --quantize bnb.nf4-dq, lora_mlp/lora_head switches).
+_DIALECT_TEXT: dict[str, dict[str, str]] = {
+    "axolotl": {
+        "quantize_4bit": "adapter: qlora with load_in_4bit: true",
+        "fused_loss": "plugins: [axolotl.integrations.liger.LigerPlugin] with liger_fused_linear_cross_entropy: true",
+        "sdpa": "sdp_attention: true",
+        "fewer_targets": "lora_target_modules: {attn} (lora_target_linear: false) and no lora_modules_to_save",
+    },
+    "llama-factory": {
+        "quantize_4bit": "quantization_bit: 4",
+        "fused_loss": "enable_liger_kernel: true",
+        "sdpa": "flash_attn: sdpa",
+        "fewer_targets": "lora_target: {attn_csv} and no additional_target",
+    },
+    "torchtune": {
+        "optimizer_8bit": "optimizer._component_: bitsandbytes.optim.PagedAdamW8bit",
+        "quantize_4bit": "the model's QLoRA builder in model._component_ (qlora_... instead of lora_...)",
+        "fused_loss": "loss._component_: torchtune.modules.loss.LinearCrossEntropyLoss",
+        "fewer_targets": "model.lora_attn_modules: ['q_proj', 'k_proj', 'v_proj', 'output_proj'] with "
+                         "apply_lora_to_mlp: False",
+    },
+    "litgpt": {
+        "quantize_4bit": "quantize: bnb.nf4-dq",
+        "fewer_targets": "lora_mlp: false and lora_head: false",
+    },
+}
+# TrainingArguments/SFTConfig YAML (hf_args.py): use_liger_kernel is a TrainingArguments field;
+# TrlParser's ModelConfig adds load_in_4bit and attn_implementation
+_HF_YAML = {"fused_loss": "use_liger_kernel: true"}
+for _name in ("hf-training-args", "firefly", "generic"):
+    _DIALECT_TEXT[_name] = dict(_HF_YAML)
+_DIALECT_TEXT["trl"] = {**_HF_YAML, "quantize_4bit": "load_in_4bit: true", "sdpa": "attn_implementation: sdpa",
+                        "fewer_targets": "lora_target_modules: {attn} and no lora_modules_to_save"}
+_DIALECT_TEXT["llama-factory-v1"] = {k: v for k, v in _DIALECT_TEXT["llama-factory"].items()
+                                     if k not in ("fewer_targets",)}
+# options a dialect cannot express (no key): left out rather than phrased in another tool's terms
+_NOT_IN = {"litgpt": {"gradient_checkpointing", "optimizer_8bit", "fused_loss", "sdpa"},
+           "llama-factory-v1": {"optimizer_8bit", "fused_loss", "sdpa", "quantize_4bit"}}
+
+
+class _Phrasing:
+    """How a change is written for one file kind: ``dialect`` ``None`` = Python / flags."""
+
+    def __init__(self, dialect: str | None) -> None:
+        self.dialect = dialect
+        self._snippet = None
+        if dialect is not None:
+            from lintlora.extract.dialects import config_key, yaml_snippet
+
+            self._snippet, self._key = yaml_snippet, config_key
+
+    def can(self, key: str) -> bool:
+        return key not in _NOT_IN.get(self.dialect or "", set())
+
+    def setting(self, field: str, value, python: str) -> str | None:
+        """The YAML line for ``field: value`` in the dialect, or ``python`` for Python files."""
+        if self.dialect is None:
+            return python
+        return self._snippet(self.dialect, field, value)
+
+    def key(self, field: str) -> str | None:
+        return None if self.dialect is None else self._key(self.dialect, field)
+
+    def text(self, option: str, python: str, **fmt) -> str | None:
+        if self.dialect is None:
+            return python
+        t = _DIALECT_TEXT.get(self.dialect, {}).get(option)
+        return t.format(**fmt) if t is not None else None
+
+
+def _candidates(arch: Architecture, i: EstimateInputs, dialect: str | None = None
+                ) -> list[tuple[str, str, EstimateInputs]]:
     out: list[tuple[str, str, EstimateInputs]] = []
+    say = _Phrasing(dialect)
+    assumed = set(i.assumed)
+
+    def note(fld: str, what: str) -> str:
+        return f" (the estimate assumed {what}: not given)" if fld in assumed else ""
+
+    def add(key: str, change: str | None, new: EstimateInputs) -> None:
+        if change is not None and say.can(key):
+            out.append((key, change, new))
+
     if not i.gradient_checkpointing:
-        out.append(("gradient_checkpointing", "turn gradient checkpointing on "
-                    "(gradient_checkpointing=True with gradient_checkpointing_kwargs={'use_reentrant': False})",
-                    replace(i, gradient_checkpointing=True)))
-    if i.batch_size > 1:
+        change = say.setting("training.gradient_checkpointing", True,
+                             "turn gradient checkpointing on (gradient_checkpointing=True with "
+                             "gradient_checkpointing_kwargs={'use_reentrant': False})")
+        if change is not None:
+            change += note("gradient_checkpointing", "it off")
+        add("gradient_checkpointing", change, replace(i, gradient_checkpointing=True))
+    if i.batch_size > 1 and "batch_size" not in assumed:
         nb = i.batch_size // 2
-        out.append(("halve_batch", f"per_device_train_batch_size {i.batch_size} -> {nb} with "
-                    f"gradient_accumulation_steps doubled (same effective batch)", replace(i, batch_size=nb)))
-    if i.seq_len > 256:
+        if dialect is None:
+            change = (f"per_device_train_batch_size {i.batch_size} -> {nb} with "
+                      f"gradient_accumulation_steps doubled (same effective batch)")
+        else:
+            line = say.setting("training.per_device_train_batch_size", nb, "")
+            ga = say.key("training.gradient_accumulation_steps")
+            change = None if line is None else (
+                f"{line} (from {i.batch_size}) with {ga} doubled (same effective batch)" if ga
+                else f"{line} (from {i.batch_size}), the same effective batch through gradient accumulation")
+        add("halve_batch", change, replace(i, batch_size=nb))
+    if i.seq_len > 256 and "seq_len" not in assumed:
         ns = i.seq_len // 2
-        out.append(("shorter_sequence", f"max_seq_length {i.seq_len} -> {ns}", replace(i, seq_len=ns)))
+        line = say.setting("training.max_seq_length", ns, f"max_seq_length {i.seq_len} -> {ns}")
+        if line is not None and dialect is not None:
+            line += f" (from {i.seq_len})"
+        add("shorter_sequence", line, replace(i, seq_len=ns))
     o = i.optim.lower()
-    if "8bit" not in o and "adafactor" not in o and not o.startswith("sgd"):
-        out.append(("optimizer_8bit", f"optim {i.optim} -> paged_adamw_8bit", replace(i, optim="paged_adamw_8bit")))
-    if not i.quant:
-        m = "qlora" if i.method == "lora" else i.method
-        if i.method != "full":
-            out.append(("quantize_4bit", "load the base in 4 bits (BitsAndBytesConfig(load_in_4bit=True, "
-                        "bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True, "
-                        "bnb_4bit_compute_dtype=torch.bfloat16))",
-                        replace(i, method=m, quant="nf4", double_quant=True, quant_compute_dtype=i.compute_dtype)))
-    if i.method != "full":
+    if "8bit" not in o and "4bit" not in o and "adafactor" not in o and not o.startswith("sgd"):
+        python = f"optim {i.optim} -> paged_adamw_8bit"
+        change = say.text("optimizer_8bit", python) or say.setting("training.optim", "paged_adamw_8bit", python)
+        if change is not None:
+            change += note("optim", f"{i.optim}")
+        add("optimizer_8bit", change, replace(i, optim="paged_adamw_8bit"))
+    if not i.quant and i.method != "full":
+        change = say.text("quantize_4bit", "load the base in 4 bits (BitsAndBytesConfig(load_in_4bit=True, "
+                          "bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True, "
+                          "bnb_4bit_compute_dtype=torch.bfloat16))")
+        add("quantize_4bit", change,
+            replace(i, method="qlora", quant="nf4", double_quant=True, quant_compute_dtype=i.compute_dtype))
+    if i.method != "full" and "target_modules" not in assumed:
         attn_only = tuple(n for n in arch.attention_modules)
         current = i.target_modules
         broad = current == "all-linear" or (isinstance(current, tuple) and any(
             n in arch.mlp_modules for n in current)) or bool(i.modules_to_save)
         if broad:
-            out.append(("fewer_targets", f"target_modules={list(attn_only)} and no modules_to_save",
-                        replace(i, target_modules=attn_only, modules_to_save=())))
-    if not i.liger and i.framework in ("transformers", "trl", "axolotl", "llama-factory"):
-        out.append(("fused_loss", "use_liger_kernel=True (fused norms, SwiGLU and linear + cross-entropy)",
-                    replace(i, liger=True)))
+            change = say.text("fewer_targets", f"target_modules={list(attn_only)} and no modules_to_save",
+                              attn=list(attn_only), attn_csv=",".join(attn_only))
+            add("fewer_targets", change, replace(i, target_modules=attn_only, modules_to_save=()))
+    fused = i.liger or (i.loss_impl == "fused")
+    if not fused and i.framework in ("transformers", "trl", "axolotl", "llama-factory"):
+        add("fused_loss", say.text("fused_loss", "use_liger_kernel=True (fused norms, SwiGLU and linear + "
+                                   "cross-entropy)"), replace(i, liger=True))
+    elif not fused and i.framework == "torchtune":
+        add("fused_loss", say.text("fused_loss", "loss._component_: torchtune.modules.loss.LinearCrossEntropyLoss"),
+            replace(i, loss_impl="fused"))
     if i.attn_implementation == "eager":
-        out.append(("sdpa", "attn_implementation='sdpa' (no s² attention probabilities kept)",
-                    replace(i, attn_implementation="sdpa")))
+        add("sdpa", say.text("sdpa", "attn_implementation='sdpa' (no s² attention probabilities kept)"),
+            replace(i, attn_implementation="sdpa"))
     return out
 
 
-def fit_options(estimate: MemoryEstimate, arch: Architecture, profile: Profile | None = None) -> list[FitOption]:
+def heading(estimate: MemoryEstimate) -> str:
+    """The list's title: ``"what would make it fit"`` when the estimate does not fit the GPU or
+    leaves less than :data:`TIGHT_HEADROOM` of its memory free; ``"ways to lower the peak"``
+    when it fits comfortably or no GPU is known."""
+    mem = estimate.gpu_memory_bytes
+    if mem and estimate.headroom_bytes is not None and estimate.headroom_bytes < TIGHT_HEADROOM * mem:
+        return "what would make it fit"
+    return "ways to lower the peak"
+
+
+def fit_options(estimate: MemoryEstimate, arch: Architecture, profile: Profile | None = None,
+                dialect: str | None = None) -> list[FitOption]:
     """Re-estimate every applicable change of ``estimate.inputs``; lowest peak first.
 
-    Options that save less than 1% of the device peak are dropped.
+    Args:
+        dialect: the config dialect (``TrainingSetup.dialect``) to phrase changes in its keys;
+            ``None`` for Python files and flags (TrainingArguments / peft names).
+
+    Options that save less than 1% of the device peak are dropped; a load-only estimate (a file
+    that does not train) has none.
     """
+    if estimate.inputs.method == "load":
+        return []
     profile = profile or get_profile(estimate.inputs.framework)
     before = estimate.device_bytes
     options: list[FitOption] = []
-    for key, change, new_inputs in _candidates(arch, estimate.inputs):
+    for key, change, new_inputs in _candidates(arch, estimate.inputs, dialect):
         try:
             est = estimate_memory(new_inputs, arch, profile, gpu=estimate.gpu,
                                   gpu_memory_bytes=estimate.gpu_memory_bytes)

@@ -50,6 +50,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     from lintlora.facts import checkpointing
 
     notes: list[str] = []
+    assumed: list[str] = []  # EstimateInputs fields whose value is assumed, not read
     fw = setup.framework or "transformers"
     g = setup.get
 
@@ -68,10 +69,12 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     r = _val(g("lora.r"))
     if method != "full" and not isinstance(r, int):
         r = 8
+        assumed.append("lora_r")
         notes.append("LoRA rank unknown: assumed r=8 (peft LoraConfig default)")
     dropout = _val(g("lora.lora_dropout"))
     if method != "full" and not isinstance(dropout, (int, float)):
         dropout = 0.0
+        assumed.append("lora_dropout")
         notes.append("lora_dropout unknown: assumed 0.0 (peft LoraConfig default)")
     targets = g("lora.target_modules")
     target_value: Any = None
@@ -81,6 +84,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
             if isinstance(target_value, list):
                 target_value = tuple(target_value)
         else:
+            assumed.append("target_modules")
             notes.append("target_modules unknown: assumed peft's default for the model type")
         try:
             resolve_targets(arch, target_value)
@@ -193,6 +197,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
             bs = dl.batch_size.value
         else:
             bs = DEFAULT_BATCH
+            assumed.append("batch_size")
             notes.append(f"batch size unknown: assumed {DEFAULT_BATCH}")
     elif src.origin is Origin.LIBRARY_DEFAULT:
         notes.append(f"per_device_train_batch_size not set: the library default {bs}{_why(src)}")
@@ -200,6 +205,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     sl = _val(sl_set)
     if not isinstance(sl, int) or sl <= 0:
         sl = min(DEFAULT_SEQ_LEN, arch.max_position_embeddings or DEFAULT_SEQ_LEN)
+        assumed.append("seq_len")
         notes.append(f"sequence length unknown: assumed {sl} tokens per sequence")
     else:
         packing = _val(g("training.packing"))
@@ -233,6 +239,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
                      f"{'disk' if mode_v.lower() == 'offload_disk' else 'CPU RAM'} (not on the GPU)")
     if gc is None:
         gc = False
+        assumed.append("gradient_checkpointing")
         notes.append(f"gradient checkpointing undecided ({fact.reason}): assumed off")
     elif fact.from_default and not gc:
         notes.append(f"gradient checkpointing off: {fact.reason}")
@@ -241,10 +248,12 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     optim = _val(g("training.optim"))
     if not isinstance(optim, str):
         optim = "adamw_torch"
+        assumed.append("optim")
         notes.append("optimizer unknown: assumed AdamW with states in the parameter dtype")
     attn = _val(g("model.attn_implementation"))
     if not isinstance(attn, str):
         attn = "flash_attention_2" if fw in ("unsloth",) else "sdpa"
+        assumed.append("attn_implementation")
         if fw in ("transformers", "trl", "torch", "axolotl", "llama-factory"):
             notes.append("attn_implementation not given: assumed sdpa (transformers' default since 4.36)")
     attn = {"flash_attention": "flash_attention_2", "flash-attn": "flash_attention_2",
@@ -263,7 +272,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         compute_dtype=compute, lora_r=int(r or 8), lora_dropout=float(dropout or 0.0),
         target_modules=target_value, modules_to_save=tuple(mts), use_dora=dora, optim=optim,
         attn_implementation=attn, kbit_upcast=kbit, liger=liger, master_fp32=master,
-        framework=fw, checkpoint_offload=offload,
+        framework=fw, checkpoint_offload=offload, assumed=tuple(assumed),
     )
     if kbit:
         notes.append("prepare_model_for_kbit_training() up-casts the non-quantized weights "

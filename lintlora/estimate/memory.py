@@ -122,6 +122,9 @@ class EstimateInputs:
             ``numel × 16`` bf16 difference tensors (load-phase transient, see
             :data:`TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT`).
         num_gpus: data-parallel replicas (each holds everything: the per-GPU peak is the same).
+        assumed: names of the fields above whose value was assumed, not read from the file or
+            given as a flag (``"seq_len"``, ``"batch_size"``, ``"optim"``...): the fit list
+            (:mod:`~lintlora.estimate.fit`) does not propose changing a value nobody chose.
     """
 
     method: str = "lora"
@@ -149,6 +152,7 @@ class EstimateInputs:
     num_gpus: int = 1
     bnb_saves_input: bool = False
     torchao_unchunked: bool = False
+    assumed: tuple[str, ...] = ()
 
     @property
     def tokens(self) -> int:
