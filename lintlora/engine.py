@@ -294,7 +294,8 @@ def _extract(path: str, kind: str, text: str, explicit: bool) -> list[TrainingSe
     if kind in ("yaml", "json"):
         from lintlora.extract.yaml_config import extract_config
 
-        return list(extract_config(path, text, explicit=explicit))
+        # max_chars=None: the file was read under --max-file-size, the one size limit
+        return list(extract_config(path, text, explicit=explicit, max_chars=None))
     raise InputFileError(f"not a file type lintlora reads ({kind})")
 
 
@@ -456,6 +457,9 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
     except IsADirectoryError:
         result.errors.append(FileError(path, "is a folder, not a file", INPUT_ERROR_CODE))
         return result
+    except InputFileError as exc:  # too large, or not a regular file: its own words
+        result.errors.append(FileError(path, str(exc), INPUT_ERROR_CODE))
+        return result
     except OSError as exc:
         reason = exc.strerror if exc.strerror else str(exc)
         result.errors.append(FileError(path, f"cannot read: {reason}", INPUT_ERROR_CODE))
@@ -474,8 +478,15 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
                 path, f"not a training config (and not parsable: {exc.message}); skipped",
                 INPUT_ERROR_CODE, exc.line, exc.column))
             return result
+        if exc.code == INPUT_ERROR_CODE:
+            # refused by one of the extractor's limits (YAML node count, nesting, alias
+            # expansion): an input problem like a file above --max-file-size, not broken syntax
+            result.errors.append(FileError(path, exc.message, INPUT_ERROR_CODE, exc.line,
+                                           exc.column))
+            return result
         result.linted = True
-        return _finish(result, [(_syntax_finding(path, exc), None)], text, settings, (), set())
+        return _finish(result, [(_syntax_finding(path, exc), None)], text, settings, (), set(),
+                       _codes_of(rules))
     except NotATrainingConfig as exc:
         if source.explicit:
             reason = str(exc) or "no known training-config dialect"
@@ -509,19 +520,31 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
                     result.errors.append(error)
                 continue
             produced.extend((f, setup) for f in found)
-    return _finish(result, produced, text, settings, enabled, {r.code for r in enabled})
+    return _finish(result, produced, text, settings, enabled, {r.code for r in enabled},
+                   _codes_of(rules))
+
+
+def _codes_of(rules: Sequence["Rule"]) -> frozenset[str]:
+    """The codes of the loaded rules (suppression comments naming another ``LL`` code are
+    reported as naming no rule)."""
+    return frozenset(getattr(r, "code", "") for r in rules) - {""}
 
 
 def _finish(result: FileResult, produced: list[tuple[Finding, TrainingSetup | None]], text: str,
-            settings: Settings, enabled: Sequence["Rule"], ran: set[str]) -> FileResult:
-    """Suppression, selection, de-duplication, sorting and the notebook line map."""
+            settings: Settings, enabled: Sequence["Rule"], ran: set[str],
+            known: Iterable[str] = ()) -> FileResult:
+    """Suppression, selection, de-duplication, sorting and the notebook line map.
+
+    A syntax error (``LL000``) that selection or a suppression drops is kept as a notice (code
+    ``LL000``), so the report can still say the file could not be parsed and was not checked.
+    """
     from lintlora.suppression import UNUSED_CODE, apply_suppressions, read_directives
 
     path = result.path
     kind = result.kind or ""
     try:
         directives = read_directives(text, kind) if text else []
-        kept, unused = apply_suppressions(produced, directives, kind, ran, path)
+        kept, unused = apply_suppressions(produced, directives, kind, ran, path, known)
     except Exception as exc:  # noqa: BLE001
         result.errors.append(_internal(path, "reading suppression comments", exc))
         kept, unused = [f for f, _ in produced], []
@@ -539,6 +562,12 @@ def _finish(result: FileResult, produced: list[tuple[Finding, TrainingSetup | No
         final.append(finding)
     final.sort(key=Finding.sort_key)
     result.findings = final
+    for finding, _setup in produced:
+        if finding.code == SYNTAX_ERROR_CODE and finding not in final:
+            result.notices.append(FileError(
+                path, f"could not be parsed ({finding.message}); {SYNTAX_ERROR_CODE} "
+                      f"{SYNTAX_ERROR_NAME} is ignored here, so nothing in this file was checked",
+                SYNTAX_ERROR_CODE, finding.span.line, finding.span.column))
     if kind == "notebook" and text and any(f.span.cell for f in final):
         from lintlora.report.locations import notebook_cell_lines
 

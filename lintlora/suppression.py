@@ -21,6 +21,11 @@ the line or after whitespace, outside quotes). JSON has no comments.
 
 A directive naming a code of a rule that ran on the file and suppressing nothing is reported as
 ``LL900 unused-suppression`` (info). Bare ``# noqa`` is never reported: other tools share it.
+
+Codes are matched exactly, as ruff and flake8 do: ``# noqa: LL00`` suppresses nothing (it is
+not a prefix of ``LL001``). A code in lintlora's ``LL`` namespace that names no registered rule
+(a prefix such as ``LL01``, a typo, the ``LL998``/``LL999`` diagnostics, which are not findings)
+is reported as ``LL900`` too, saying so; codes of other tools (``E501``) are left alone.
 """
 
 from __future__ import annotations
@@ -297,6 +302,7 @@ def apply_suppressions(
     kind: str,
     ran_codes: Iterable[str],
     path: str,
+    known_codes: Iterable[str] = (),
 ) -> tuple[list[Finding], list[Finding]]:
     """Drop suppressed findings and report unused directives.
 
@@ -308,12 +314,16 @@ def apply_suppressions(
         ran_codes: codes of the rules that ran on this file; a directive naming another code
             is never reported unused (the rule may be enabled elsewhere).
         path: the file, for the LL900 findings' spans.
+        known_codes: every registered rule's code; an ``LL`` code outside it names no rule
+            and is reported (empty: not checked).
 
     Returns:
         ``(kept, unused)``: the findings not suppressed, and one ``LL900`` finding per directive
-        code that suppressed nothing (a directive without codes: one finding for the directive).
+        code that suppressed nothing (a directive without codes: one finding for the directive)
+        or that names no rule.
     """
     ran = set(ran_codes)
+    known = set(known_codes)
     used: dict[tuple[int, str | None], bool] = {}
     kept: list[Finding] = []
     for finding, setup in findings:
@@ -349,6 +359,10 @@ def apply_suppressions(
                     span, f"`{directive.text}` suppresses nothing on {where}", directive)))
             continue
         for code in directive.codes:
+            if known and code.startswith(_OWN_PREFIX) and code not in known:
+                unused.append((index, _unused(
+                    span, f"`{directive.text}`: {_unknown_code(code, known)}", directive, code)))
+                continue
             # a directive naming LL900 silences LL900 findings (below); it is never itself
             # reported, so unused-suppression findings cannot chase each other
             if code in ran and code != UNUSED_CODE and not used.get((index, code)):
@@ -368,6 +382,27 @@ def apply_suppressions(
         if not silenced:
             reported.append(finding)
     return kept, reported
+
+
+_OWN_PREFIX = "LL"
+"""Codes in lintlora's namespace; a suppression naming one that is no registered rule is
+reported (other tools' codes in a shared ``# noqa`` list are not lintlora's to judge)."""
+
+
+def _unknown_code(code: str, known: set[str]) -> str:
+    """Why ``code`` (an ``LL`` code of no rule) suppresses nothing, with the likely intent."""
+    import difflib
+
+    covered = sorted(k for k in known if k.startswith(code))
+    if covered:
+        return (f"{code} is not a rule code: codes are matched exactly, not as prefixes (as in "
+                f"ruff), so it suppresses nothing; name the rule, e.g. {covered[0]}")
+    if code in ("LL998", "LL999"):
+        return (f"{code} is not a rule: it reports a file lintlora could not lint, which is "
+                f"not a finding and cannot be suppressed by a comment")
+    close = difflib.get_close_matches(code, sorted(known), n=2)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    return f"no lintlora rule has the code {code}{hint}; see `lintlora rules`"
 
 
 def _unused(span: Span, message: str, directive: Directive, code: str | None = None) -> Finding:

@@ -66,7 +66,8 @@ def stub_extract_notebook(path: str, text: str) -> list[TrainingSetup]:
     return setups
 
 
-def stub_extract_config(path: str, text: str, *, explicit: bool = True) -> list[TrainingSetup]:
+def stub_extract_config(path: str, text: str, *, explicit: bool = True,
+                        max_chars: int | None = None) -> list[TrainingSetup]:
     """YAML stand-in: ``gradient_checkpointing: false`` lines make a training section."""
     if "training" not in text and "gradient_checkpointing" not in text:
         raise NotATrainingConfig("no known dialect")

@@ -47,6 +47,21 @@ def test_findings_from_every_file_sorted(tmp_path):
     assert result.exit_code() == 1
 
 
+def test_ignored_syntax_error_leaves_a_notice(tmp_path):
+    """With LL000 ignored the file still could not be parsed: a notice (code LL000) says so,
+    so the report does not read as a clean check; no finding, exit status 0."""
+    _write(tmp_path / "a.py", "def f(:\n  pass\n")
+    for settings in (Settings(ignore=("LL000",)),
+                     Settings(per_file_ignores=(("a.py", ("LL000",)),))):
+        result = lint_paths([str(tmp_path / "a.py")], settings)
+        assert result.findings == [] and result.exit_code() == 0
+        (notice,) = result.notices
+        assert notice.code == "LL000" and notice.line == 1
+        assert "could not be parsed" in notice.message and "nothing in this file was checked" \
+            in notice.message
+    assert lint_paths([str(tmp_path / "a.py")], Settings()).notices == []
+
+
 def test_syntax_error_is_ll000_and_others_still_linted(tmp_path):
     _write(tmp_path / "a.py", "def f(:\n  pass\n")
     _write(tmp_path / "b.py", "bad()\n")
@@ -138,6 +153,7 @@ def test_size_limit(tmp_path):
     assert [e.code for e in result.errors] == ["LL998"]
     assert "above the 1.0 KiB limit" in result.errors[0].message
     assert "--max-file-size" in result.errors[0].message
+    assert result.errors[0].message.startswith("file is ")  # its own words, no "cannot read:"
     assert result.findings == []
 
 

@@ -188,3 +188,26 @@ def test_unused_suppression_can_itself_be_silenced(tmp_path):
         x = 1  # noqa: TS001
     """, select=("TS001", "LL900"))
     assert found == []
+
+
+def test_codes_are_exact_and_an_ll_code_of_no_rule_is_reported(tmp_path):
+    """`# noqa: LL90` is no prefix match (as in ruff) and says so; an LL code no rule has and
+    the LL998/LL999 diagnostics are reported; other tools' codes are left alone."""
+    found, result = _lint(tmp_path, "a.py", """\
+        bad()  # noqa: TS00
+        x = 1  # noqa: LL90
+        y = 2  # noqa: E501, LL0123
+        z = 3  # lintlora: ignore[LL999]
+        w = 4  # noqa: E501, BLE001
+    """, select=("TS001", "LL900"))
+    assert found == [("TS001", 1), ("LL900", 2), ("LL900", 3), ("LL900", 4)]
+    messages = {f.span.line: f.message for f in result.findings if f.code == "LL900"}
+    assert "matched exactly, not as prefixes" in messages[2] and "LL900" in messages[2]
+    assert "no lintlora rule has the code LL0123" in messages[3]
+    assert "E501" not in messages[3].split(":", 2)[-1]  # only quoted in the comment text
+    assert "LL999 is not a rule" in messages[4]
+    # the exact code suppresses; an unknown code is reported even where its rule is not
+    # selected (there is no such rule to select)
+    found, _ = _lint(tmp_path, "b.py", "bad()  # noqa: TS001\nx = 1  # noqa: LL01\n",
+                     select=("TS002", "LL900"))
+    assert found == [("LL900", 2)]

@@ -281,3 +281,36 @@ def test_a_saved_adapter_config_is_not_a_training_config():
 def test_base_model_with_a_single_shared_key_is_not_taken_for_axolotl():
     s = setup_of_text("base_model: meta-llama/Llama-2-7b-hf\nlora_r: 8\nlora_alpha: 16\n")
     assert s.dialect == "generic"
+
+
+MULTI = """\
+base_model: meta-llama/Llama-2-7b-hf
+adapter: lora
+gradient_checkpointing: false
+---
+# the second run
+base_model: mistralai/Mistral-7B-v0.1
+adapter: qlora
+load_in_4bit: true
+"""
+
+
+def test_each_document_of_a_stream_is_a_setup():
+    """A `---` stream is read whole: one setup per training-config document, the later ones
+    anchored at their own first line (not silently only the first document)."""
+    first, second = extract_config("multi.yaml", MULTI)
+    assert first.get("model.name_or_path").value == "meta-llama/Llama-2-7b-hf"
+    assert second.get("model.name_or_path").value == "mistralai/Mistral-7B-v0.1"
+    assert second.get("model.name_or_path").span.line == 6
+    assert (first.anchor.line, second.anchor.line) == (1, 6)
+    assert second.get("quantization.bits").value == 4
+
+
+def test_documents_of_no_dialect_in_a_stream_are_passed_over():
+    text = "kind: Job\nmetadata: {name: x}\n---\n" + MULTI.split("---\n")[0]
+    [setup] = extract_config("mixed.yaml", text)
+    assert setup.dialect == "axolotl" and setup.anchor.line == 4
+    with pytest.raises(NotATrainingConfig, match="each of its 2 documents"):
+        extract_config("k8s.yaml", "kind: Job\n---\nkind: Service\n")
+    with pytest.raises(NotATrainingConfig, match="empty"):
+        extract_config("empty.yaml", "---\n---\n")

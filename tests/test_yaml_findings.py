@@ -142,7 +142,9 @@ def test_non_config_yaml_named_explicitly_is_a_notice_and_silent_in_folder_scans
     assert not scanned.findings and not scanned.errors and not scanned.notices
 
 
-def test_hostile_yaml_is_an_ll000_finding_and_other_files_are_still_linted(tmp_path):
+def test_hostile_yaml_is_reported_and_other_files_are_still_linted(tmp_path):
+    """An alias bomb is refused by a limit (LL998, an input problem); a Python tag is not
+    plain YAML data (LL000); the good file next to them is linted."""
     bomb = tmp_path / "bomb.yaml"
     lines = ['lora_r: 8', 'a0: &a0 ["x","x","x","x","x","x","x","x","x"]']
     for i in range(1, 10):
@@ -154,7 +156,31 @@ def test_hostile_yaml_is_an_ll000_finding_and_other_files_are_still_linted(tmp_p
     shutil.copy(CONFIGS / "bad/axolotl_gc_off.yml", good)
     result = lint_paths([str(bomb), str(tagged), str(good)], Settings())
     by_file = {(Path(f.span.path).name, f.code) for f in result.findings}
-    assert ("bomb.yaml", "LL000") in by_file
+    assert [(Path(e.path).name, e.code) for e in result.errors] == [("bomb.yaml", "LL998")]
+    assert "alias" in result.errors[0].message and "not parsed" in result.errors[0].message
     assert ("tagged.yml", "LL000") in by_file
     assert ("gc_off.yml", "LL001") in by_file
     assert not result.internal_error
+
+
+def test_every_document_of_a_stream_is_linted(tmp_path):
+    path = tmp_path / "runs.yml"
+    path.write_text("base_model: meta-llama/Llama-2-7b-hf\nadapter: lora\n"
+                    "gradient_checkpointing: false\n---\n"
+                    "base_model: mistralai/Mistral-7B-v0.1\nadapter: lora\n"
+                    "gradient_checkpointing: false\n")
+    result = lint_paths([str(path)], Settings())
+    assert [(f.code, f.span.line) for f in result.findings] == [("LL001", 3), ("LL001", 7)]
+    assert [f.estimate.model for f in result.findings] == ["Llama-2-7B", "Mistral-7B-v0.1"]
+
+
+def test_a_config_beyond_the_node_limit_is_an_input_problem(tmp_path):
+    """LL998 (could not be linted, exit 1), not an LL000 syntax error: the YAML is valid."""
+    path = tmp_path / "datasets.yml"
+    path.write_text("base_model: meta-llama/Llama-2-7b-hf\nadapter: lora\ndatasets:\n"
+                    + "".join(f"  - path: org/ds{i}\n    type: alpaca\n" for i in range(8000)))
+    result = lint_paths([str(path)], Settings())
+    assert result.findings == [] and result.files == []
+    (error,) = result.errors
+    assert error.code == "LL998" and "20,000 YAML nodes" in error.message and error.line > 1
+    assert result.exit_code() == 1

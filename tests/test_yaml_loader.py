@@ -12,11 +12,14 @@ import pytest
 
 from lintlora.extract import ExtractError
 from lintlora.extract.yaml_loader import (
+    LIMIT_CODE,
     MAX_CONFIG_CHARS,
     MAX_DEPTH,
+    MAX_NODES,
     YMap,
     YScalar,
     YSeq,
+    load_config_documents,
     load_config_text,
     to_python,
 )
@@ -252,3 +255,48 @@ def test_bom_and_crlf_keep_positions():
 def test_tab_indentation_is_a_syntax_error_with_its_position():
     err, _ = _refused("model:\n\tlora_r: 8\n")
     assert err.code == "LL000" and err.line == 2 and "'\\t'" in err.message
+
+
+# ---- which refusals are input problems (LL998) and which are syntax (LL000) ------------------
+
+@pytest.mark.parametrize("text", [
+    "".join(f"k{i}: {i}\n" for i in range(MAX_NODES + 10)),  # node count
+    "x: " + "[" * 1000 + "]" * 1000 + "\n",                  # nesting depth
+    "".join("  " * i + f"k{i}:\n" for i in range(MAX_DEPTH + 10)),
+    None,                                                    # alias expansion (billion laughs)
+    "a: &a [*a]\n",                                          # recursive alias
+])
+def test_limits_are_input_problems_not_syntax_errors(text):
+    """Valid YAML beyond one of lintlora's limits is LIMIT_CODE (LL998): the file is not
+    broken, and the message names the limit."""
+    err, elapsed = _refused(_billion_laughs() if text is None else text)
+    assert elapsed < TIME_BOUND_S
+    assert err.code == LIMIT_CODE == "LL998"
+    assert "limit" in err.message and "not parsed" in err.message
+
+
+@pytest.mark.parametrize("text", ["a: [1, 2\nb: 3\n", "x: !Ref other\n", "a: b\x07c\n"])
+def test_broken_or_non_data_yaml_stays_ll000(text):
+    assert _refused(text)[0].code == "LL000"
+
+
+def test_size_limit_is_the_callers():
+    big = "note: " + "x" * (MAX_CONFIG_CHARS + 10) + "\n"
+    err, _ = _refused(big)
+    assert err.code == "LL998" and "1 MiB" in err.message
+    assert isinstance(load_config_text(big, "cfg.yaml", max_chars=None), YMap)
+
+
+def test_every_document_of_a_stream():
+    text = "# head\na: 1\n---\n---\nb: 2\n...\n---\n- c\n"
+    docs = load_config_documents(text, "cfg.yaml")
+    assert [type(d).__name__ for d in docs] == ["YMap", "YMap", "YSeq"]
+    assert docs[1].get("b").key_span.line == 5
+    assert load_config_text(text, "cfg.yaml").get("a").value.value == 1
+    assert load_config_documents("", "cfg.yaml") == [] and load_config_text("", "x.yaml") is None
+    # the node limit counts over the whole stream
+    many = "---\n".join("".join(f"k{i}: {i}\n" for i in range(MAX_NODES // 4)) for _ in range(3))
+    assert isinstance(load_config_text(many, "cfg.yaml"), YMap)  # the first document alone
+    with pytest.raises(ExtractError) as info:
+        load_config_documents(many, "cfg.yaml")
+    assert info.value.code == "LL998" and "nodes" in info.value.message

@@ -14,10 +14,13 @@ component (``torchtune.models.llama3_1.lora_llama3_1_8b``), the litgpt ``checkpo
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from typing import Any
 
 from lintlora.extract import ExtractError, NotATrainingConfig
-from lintlora.training_setup import TrainingSetup
+from lintlora.extract.yaml_loader import MAX_CONFIG_CHARS
+from lintlora.training_setup import Span, TrainingSetup
 
 __all__ = ["extract_config", "looks_like_training_config"]
 
@@ -36,7 +39,8 @@ def looks_like_training_config(text: str) -> bool:
     return _SIGNATURE.search(text) is not None
 
 
-def extract_config(path: str, text: str, *, explicit: bool = True) -> list[TrainingSetup]:
+def extract_config(path: str, text: str, *, explicit: bool = True,
+                   max_chars: int | None = MAX_CONFIG_CHARS) -> list[TrainingSetup]:
     """Read a YAML (``.yaml``/``.yml``) or JSON (``.json``) training config.
 
     Args:
@@ -45,28 +49,56 @@ def extract_config(path: str, text: str, *, explicit: bool = True) -> list[Train
         explicit: the file was named on the command line (or by a script). In folder scans
             (``False``) a file that names no training key is skipped before parsing, and the
             generic dialect needs stronger evidence.
+        max_chars: the loader's own size limit (``None`` for none: the engine has applied
+            ``--max-file-size`` before reading).
 
     Returns:
-        One TrainingSetup (``kind`` ``"yaml"`` or ``"json"``, ``dialect``, ``framework``,
-        ``anchor`` = line 1), in a list like the other extractors.
+        One TrainingSetup per training-config document (``kind`` ``"yaml"`` or ``"json"``,
+        ``dialect``, ``framework``). A YAML stream of several documents (``---``) gives one
+        setup per document that is a training config, in order; the first is anchored at
+        line 1, each later one at its document's first line. Documents of no dialect in a
+        stream that has a training config are passed over.
 
     Raises:
-        ExtractError: unparsable or refused input (syntax error, size or nesting limit, alias
-            bomb, unsupported tag, binary data), ``code="LL000"``, with line and column where
-            known.
-        NotATrainingConfig: the file matches no dialect; the message is the reason, without
-            the path (the engine reports it only for files named explicitly).
+        ExtractError: unparsable or refused input (syntax error, binary data, unsupported tag:
+            ``code="LL000"``; a size, nesting, node-count or alias-expansion limit:
+            ``code="LL998"``), with line and column where known.
+        NotATrainingConfig: no document matches a dialect; the message is the reason for the
+            first document, without the path (the engine reports it only for files named
+            explicitly).
     """
-    from lintlora.extract.dialects import detect
-    from lintlora.extract.dialects._base import ConfigDoc
-    from lintlora.extract.yaml_loader import YMap, load_config_text
+    from lintlora.extract.yaml_loader import load_config_documents
 
     kind = "json" if path.lower().endswith(".json") else "yaml"
     if not explicit and not looks_like_training_config(text):
         raise NotATrainingConfig("names no training-config key")
-    root = load_config_text(text, path, kind=kind)
-    if root is None:
+    documents = load_config_documents(text, path, kind=kind, max_chars=max_chars)
+    if not documents:
         raise NotATrainingConfig(f"empty {kind.upper()} document")
+    setups: list[TrainingSetup] = []
+    first_reason: str | None = None
+    for index, root in enumerate(documents):
+        try:
+            setup = _document_setup(root, path, kind, explicit)
+        except NotATrainingConfig as exc:
+            first_reason = first_reason or str(exc)
+            continue
+        if index > 0:  # findings about the whole document point at its start, not line 1
+            setup = dataclasses.replace(setup, anchor=Span(path, root.span.line, 1))
+        setups.append(setup)
+    if not setups:
+        if len(documents) > 1:
+            first_reason = f"{first_reason} (in each of its {len(documents)} documents)"
+        raise NotATrainingConfig(first_reason or "no training-config document")
+    return setups
+
+
+def _document_setup(root: Any, path: str, kind: str, explicit: bool) -> TrainingSetup:
+    """The setup of one document, or :class:`NotATrainingConfig` with the reason."""
+    from lintlora.extract.dialects import detect
+    from lintlora.extract.dialects._base import ConfigDoc
+    from lintlora.extract.yaml_loader import YMap
+
     if not isinstance(root, YMap):
         raise NotATrainingConfig(
             f"the top level is a {'list' if hasattr(root, 'items') else 'single value'}, "
@@ -77,7 +109,7 @@ def extract_config(path: str, text: str, *, explicit: bool = True) -> list[Train
         raise NotATrainingConfig(
             "no axolotl, LLaMA-Factory, torchtune, litgpt, TrainingArguments/SFTConfig or LoRA "
             "keys")
-    return [dialect.build(doc)]
+    return dialect.build(doc)
 
 
 # Re-exported so callers can catch both from here.

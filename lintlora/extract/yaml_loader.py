@@ -10,8 +10,9 @@ reported as unsupported and never constructed.
 
 Hostile input is bounded, so every call returns or raises :class:`ExtractError` quickly:
 
-- text longer than :data:`MAX_CONFIG_CHARS` is refused before parsing (training configs are a
-  few kilobytes; the engine's own ``--max-file-size`` limit is applied before reading);
+- text longer than ``max_chars`` (default :data:`MAX_CONFIG_CHARS`) is refused before parsing;
+  the engine passes ``max_chars=None``, as it has already applied ``--max-file-size`` before
+  reading, so for linted files that option is the one size limit;
 - NUL bytes (binary data decoded as text) are refused before parsing;
 - at most :data:`MAX_NODES` nodes are composed and the nesting depth is capped at
   :data:`MAX_DEPTH` (the composer recurses per level; the cap keeps it far from Python's
@@ -21,17 +22,23 @@ Hostile input is bounded, so every call returns or raises :class:`ExtractError` 
   cap;
 - merge keys (``<<: *base``) are honoured, with the mapping's own keys winning.
 
+A stream of several documents (``---``) is read whole: :func:`load_config_documents` returns
+every non-empty document (the limits count over the whole stream), :func:`load_config_text`
+the first.
+
 JSON (``kind="json"``) is first validated with the standard library's :func:`json.loads` (whose
 errors carry line and column), then composed by the same YAML machinery for positions (JSON is
 YAML 1.2; tabs between tokens, which PyYAML's 1.1 scanner refuses, are replaced by spaces, one
 for one, so columns do not move). Plain JSON scalars are converted with :func:`json.loads`, so
 ``2e-4`` is a number as in JSON, not a string as in YAML 1.1.
 
-Errors: :class:`lintlora.extract.ExtractError` (``code="LL000"``, the engine's syntax-error
-diagnostic) both for syntax errors, with the line and column PyYAML or ``json`` reports, and
-for inputs refused by a limit (size, binary data, depth, node count, unsupported tag), whose
-message says which limit. Limits are checked as parsing goes, so a refused file costs at most
-the work up to the limit.
+Errors: :class:`lintlora.extract.ExtractError`. ``code="LL000"`` (the engine's syntax-error
+diagnostic) for text that is not valid YAML/JSON (a syntax error, with the line and column
+PyYAML or ``json`` reports; binary data; characters YAML forbids; an unsupported tag).
+``code="LL998"`` (an input problem, like a file above ``--max-file-size``) for valid text
+refused by one of lintlora's limits (size, depth, node count, alias expansion): the message
+names the limit. Limits are checked as parsing goes, so a refused file costs at most the work
+up to the limit.
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ __all__ = [
     "YEntry",
     "YNode",
     "load_config_text",
+    "load_config_documents",
+    "LIMIT_CODE",
     "MAX_CONFIG_CHARS",
     "MAX_DEPTH",
     "MAX_NODES",
@@ -58,8 +67,15 @@ __all__ = [
 ]
 
 MAX_CONFIG_CHARS = 1 * 2**20
-"""Largest config text parsed (characters, ~1 MiB). Real training configs are under 20 KB; the
-pure-Python YAML scanner reads roughly 1-3 MB/s, so this keeps one file under about a second."""
+"""Default ``max_chars``: the largest text :func:`load_config_text` parses for a direct caller
+(characters, ~1 MiB). Real training configs are under 20 KB; the pure-Python YAML scanner reads
+roughly 1-3 MB/s, so this keeps one file under about a second. Linted files are bounded by
+``--max-file-size`` instead (the engine passes ``max_chars=None``)."""
+
+LIMIT_CODE = "LL998"
+"""``ExtractError.code`` for text refused by a limit: the engine's input-problem code (as for a
+file above ``--max-file-size``), not ``LL000``: the file is not broken, only beyond what
+lintlora reads."""
 
 MAX_DEPTH = 64
 """Deepest nesting of collections accepted (real configs nest 3-5 levels)."""
@@ -136,12 +152,14 @@ YNode = Union[YScalar, YSeq, YMap]
 
 
 class _Refused(Exception):
-    """Internal: a limit was hit; carries the message and the node mark."""
+    """Internal: a limit was hit (``code`` :data:`LIMIT_CODE`) or the text is refused as not
+    plain YAML data (``code="LL000"``); carries the message and the node mark."""
 
-    def __init__(self, message: str, mark: Any = None) -> None:
+    def __init__(self, message: str, mark: Any = None, code: str = "LL000") -> None:
         super().__init__(message)
         self.message = message
         self.mark = mark
+        self.code = code
 
 
 def _span(path: str, start: Any, end: Any) -> Span:
@@ -164,14 +182,16 @@ def _loader_class() -> type:
             self._nodes += 1
             if self._nodes > MAX_NODES:
                 raise _Refused(
-                    f"more than {MAX_NODES:,} YAML nodes: too large to be a training config",
-                    self.peek_event().start_mark)
+                    f"more than {MAX_NODES:,} YAML nodes (lintlora's fixed limit; training "
+                    f"configs hold a few hundred): not parsed", self.peek_event().start_mark,
+                    LIMIT_CODE)
             self._depth += 1
             try:
                 if self._depth > MAX_DEPTH:
                     raise _Refused(
-                        f"YAML nested deeper than {MAX_DEPTH} levels: not a training config",
-                        self.peek_event().start_mark)
+                        f"YAML nested deeper than {MAX_DEPTH} levels (lintlora's fixed limit; "
+                        "training configs nest a few): not parsed", self.peek_event().start_mark,
+                        LIMIT_CODE)
                 return super().compose_node(parent, index)
             finally:
                 self._depth -= 1
@@ -197,25 +217,40 @@ def _line_col(text: str, index: int) -> tuple[int, int]:
     return line, column
 
 
-def load_config_text(text: str, path: str, *, kind: str = "yaml") -> YNode | None:
+def load_config_text(text: str, path: str, *, kind: str = "yaml",
+                     max_chars: int | None = MAX_CONFIG_CHARS) -> YNode | None:
     """Parse ``text`` (YAML, or JSON when ``kind == "json"``) into a positioned tree.
 
     Args:
         text: the decoded file content.
         path: used in spans and messages.
         kind: ``"yaml"`` or ``"json"``.
+        max_chars: refuse longer text before parsing (``None``: no limit of its own).
 
     Returns:
-        The root node of the first document, or ``None`` for an empty document.
+        The root node of the first non-empty document, or ``None`` when there is none.
 
     Raises:
-        ExtractError: a syntax error or an input refused by a limit, with 1-based line and
-            column where known.
+        ExtractError: a syntax error (``LL000``) or an input refused by a limit
+            (:data:`LIMIT_CODE`), with 1-based line and column where known.
     """
-    if len(text) > MAX_CONFIG_CHARS:
+    documents = load_config_documents(text, path, kind=kind, max_chars=max_chars, first_only=True)
+    return documents[0] if documents else None
+
+
+def load_config_documents(text: str, path: str, *, kind: str = "yaml",
+                          max_chars: int | None = MAX_CONFIG_CHARS,
+                          first_only: bool = False) -> list[YNode]:
+    """Every non-empty document of a YAML stream (``---`` separated), in order; JSON has one.
+
+    Args and errors as :func:`load_config_text`; the node and alias-expansion limits count
+    over the whole stream. ``first_only`` stops after the first non-empty document.
+    """
+    if max_chars is not None and len(text) > max_chars:
         raise ExtractError(
-            f"{kind.upper()} file is {len(text) / 2**20:.1f} MiB; training configs are small, so "
-            f"lintlora parses at most {MAX_CONFIG_CHARS // 2**20} MiB of a config: not parsed")
+            f"{kind.upper()} file is {len(text) / 2**20:.1f} MiB, above the "
+            f"{max_chars / 2**20:g} MiB lintlora parses of a config passed to it directly: "
+            f"not parsed", code=LIMIT_CODE)
     nul = text.find("\x00")
     if nul >= 0:
         line, column = _line_col(text, nul)
@@ -228,17 +263,19 @@ def load_config_text(text: str, path: str, *, kind: str = "yaml") -> YNode | Non
     import yaml
 
     loader = None
+    roots = []
     try:
         loader = _get_loader()(text)
-        root = None
         while loader.check_node():
             root = loader.get_node()
-            if root is not None:
-                break
+            if root is not None and not _empty_document(root):
+                roots.append(root)
+                if first_only:
+                    break
     except _Refused as exc:
         mark = exc.mark
         raise ExtractError(exc.message, mark.line + 1 if mark else None,
-                           mark.column + 1 if mark else None) from None
+                           mark.column + 1 if mark else None, code=exc.code) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or "invalid YAML"
@@ -256,21 +293,26 @@ def load_config_text(text: str, path: str, *, kind: str = "yaml") -> YNode | Non
     except yaml.YAMLError as exc:  # pragma: no cover - every PyYAML error is one of the above
         raise ExtractError(f"YAML error: {exc}") from None
     except RecursionError:
-        raise ExtractError("YAML nested too deeply to parse") from None
+        raise ExtractError("YAML nested too deeply to parse (lintlora's limit): not parsed",
+                           code=LIMIT_CODE) from None
     finally:
         if loader is not None:
             loader.dispose()
-    if root is None:
-        return None
-    walker = _Walker(path, kind == "json", loader)
+    walker = _Walker(path, kind == "json", loader)  # one expansion budget for the stream
     try:
-        return walker.convert(root, 0)
+        return [walker.convert(root, 0) for root in roots]
     except _Refused as exc:
         mark = exc.mark
         raise ExtractError(exc.message, mark.line + 1 if mark else None,
-                           mark.column + 1 if mark else None) from None
+                           mark.column + 1 if mark else None, code=exc.code) from None
     except RecursionError:
-        raise ExtractError("YAML aliases nested too deeply to expand") from None
+        raise ExtractError("YAML aliases nested too deeply to expand (lintlora's limit): not "
+                           "parsed", code=LIMIT_CODE) from None
+
+
+def _empty_document(node: Any) -> bool:
+    """An explicit document with no content (``---`` followed by ``---``): an empty null."""
+    return node.tag == _CORE + "null" and node.value == "" and node.style is None
 
 
 def _check_json(text: str) -> None:
@@ -298,11 +340,12 @@ class _Walker:
         self.visited += 1
         if self.visited > MAX_EXPANDED:
             raise _Refused(
-                f"YAML aliases expand to more than {MAX_EXPANDED:,} nodes (an alias bomb?): "
-                "not a training config", node.start_mark)
+                f"YAML aliases expand to more than {MAX_EXPANDED:,} nodes (an alias bomb?; "
+                "lintlora's fixed limit): not parsed", node.start_mark, LIMIT_CODE)
         if depth > MAX_DEPTH:
             raise _Refused(f"YAML aliases nest deeper than {MAX_DEPTH} levels (a recursive "
-                           "alias?): not a training config", node.start_mark)
+                           "alias?; lintlora's fixed limit): not parsed", node.start_mark,
+                           LIMIT_CODE)
         tag = node.tag
         if tag not in _ALLOWED_TAGS:
             shown = "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
