@@ -178,14 +178,14 @@ def yaml_comments(text: str) -> list[tuple[int, int, str, bool]]:
     return out
 
 
-_MAGIC = re.compile(r"^\s*(%|!|\?)")
+_MAGIC = re.compile(r"^\s*(?:%|!|\?|[A-Za-z_*][\w.*\[\]]*(?:\(\))?\s*\?{1,2}\s*$)")
 
 
 def notebook_cells(text: str) -> list[str]:
     """The sources of a notebook's code cells, in order (cell 1 first); ``[]`` if unreadable.
 
-    IPython magic and shell lines (``%``, ``%%``, ``!``, ``?``) are blanked so the rest
-    tokenizes, keeping line numbers.
+    IPython magic, shell and help lines (``%``, ``%%``, ``!``, ``?name``, ``name?``,
+    ``name??``) are blanked so the rest tokenizes, keeping line numbers.
     """
     try:
         data = json.loads(text)

@@ -86,3 +86,30 @@ def test_empty_and_nbformat3():
     (s,) = extract_notebook("v3.ipynb", v3)
     assert s.calls[0].kind == "empty_cache"
     assert s.calls[0].span.cell == 1
+
+
+def test_ipython_help_lines_are_neutralised():
+    """`model?`, `model??`, `?model`, `trainer.train?` are IPython help, not syntax errors: the
+    rest of the notebook is read, lines unmoved; a `?` inside a string or comment stays."""
+    text = make("from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+                "model = AutoModelForCausalLM.from_pretrained('gpt2')\nmodel?\n",
+                "AutoModelForCausalLM.from_pretrained??\n?Trainer\nif True:\n    np.*load*?\n"
+                "note = 'why?'  # really?\n",
+                "args = TrainingArguments('out', per_device_train_batch_size=2)\n"
+                "Trainer(model=model, args=args).train()\n")
+    program, line_map = notebook_program(text)
+    lines = program.splitlines()
+    assert lines[2] == "pass" and lines[3] == "pass" and lines[4] == "pass"
+    assert lines[6] == "    pass" and lines[7] == "note = 'why?'  # really?"
+    (setup,) = extract_notebook("nb.ipynb", text)
+    batch = setup.get("training.per_device_train_batch_size")
+    assert batch.value == 2 and (batch.span.cell, batch.span.line) == (3, 1)
+
+
+def test_help_lines_do_not_hide_suppression_comments():
+    from lintlora.suppression import notebook_cells, read_directives
+
+    text = make("model?\nx = f()  # noqa: LL004\n")
+    assert notebook_cells(text) == ["\nx = f()  # noqa: LL004\n"]
+    assert [(d.cell, d.line, d.codes) for d in read_directives(text, "notebook")] == [
+        (1, 2, ("LL004",))]

@@ -4,8 +4,9 @@ The code cells are joined in order into one Python program and read by the Pytho
 so a value set in one cell and used in another is followed like in a script. IPython-only lines
 are neutralised first (each replaced by ``pass`` at its indentation, so blocks stay valid and
 line numbers do not move): line magics (``%pip install``), shell escapes (``!nvidia-smi``,
-``files = !ls``), ``get_ipython()`` calls, and cell magics (a ``%%capture``/``%%time`` cell
-keeps its Python body; ``%%bash``, ``%%writefile`` and other non-Python cells are dropped).
+``files = !ls``), help lines (``model?``, ``model??``, ``?model``), ``get_ipython()`` calls,
+and cell magics (a ``%%capture``/``%%time`` cell keeps its Python body; ``%%bash``,
+``%%writefile`` and other non-Python cells are dropped).
 Markdown and raw cells are ignored.
 
 Every span is mapped back to ``Span(cell=<1-based index among code cells>, line=<line within
@@ -25,6 +26,10 @@ __all__ = ["extract_notebook", "notebook_program"]
 
 _PY_CELL_MAGICS = frozenset({"capture", "time", "timeit", "prun", "debug", "memit"})
 _SHELL_ASSIGN = re.compile(r"^[\w\s,()\[\]]+=\s*[!%]")
+_HELP = re.compile(r"^(?:\?{1,2}\s*[A-Za-z_*][\w.*\[\]]*|[A-Za-z_*][\w.*\[\]]*(?:\(\))?\s*\?{1,2})\s*$")
+"""IPython's help syntax on a line of its own: ``model?``, ``model??``, ``?model``,
+``trainer.train?``, ``np.*load*?`` (IPython's ``help_end`` and ``help`` transforms). ``?`` is
+never valid Python outside strings and comments, so such a line is only this."""
 
 
 def extract_notebook(path: str, text: str) -> list[TrainingSetup]:
@@ -111,7 +116,7 @@ def _neutralise(lines: list[str]) -> list[str]:
         stripped = line.lstrip()
         indent = line[: len(line) - len(stripped)]
         if continued or stripped.startswith(("%", "!")) or stripped.startswith("get_ipython()") \
-                or _SHELL_ASSIGN.match(stripped):
+                or _SHELL_ASSIGN.match(stripped) or _HELP.match(stripped):
             out.append(f"{indent}pass" if not continued else "")
             continued = stripped.endswith("\\")
             continue
