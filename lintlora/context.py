@@ -42,6 +42,7 @@ class Context:
 
             self._gpu = find_gpu(self.settings.gpu)
         self._arch_cache: dict[tuple, tuple[Any, str | None]] = {}
+        self._arch_inputs: dict[tuple, tuple[str, ...]] = {}  # files each lookup looked at
         self._estimates: dict[int, tuple[TrainingSetup, Any]] = {}
 
     # ---- GPU ---------------------------------------------------------------------------------
@@ -112,21 +113,34 @@ class Context:
         model_id = name.value if name.known and isinstance(name.value, str) else None
         model_config = self._model_config_for(name, model_id)
         key = (model_id, setup.framework, model_config, self.settings.params)
+        from lintlora.cache import note_inputs, recording
+
         if key not in self._arch_cache:
-            try:
-                arch = resolve_architecture(
-                    key[0],
-                    framework=setup.framework,
-                    model_config=model_config,
-                    params=self.settings.params,
-                    base_dir=setup.path,
-                )
-                self._arch_cache[key] = (arch, None)
-            except UnknownModelError as exc:
-                self._arch_cache[key] = (None, str(exc))
+            # the local files and cache folders the lookup looks at are inputs of the results
+            # cache (lintlora/cache.py); remembered to be replayed for the next file
+            with recording() as inputs:
+                try:
+                    arch = resolve_architecture(
+                        key[0],
+                        framework=setup.framework,
+                        model_config=model_config,
+                        params=self.settings.params,
+                        base_dir=setup.path,
+                    )
+                    self._arch_cache[key] = (arch, None)
+                except UnknownModelError as exc:
+                    self._arch_cache[key] = (None, str(exc))
+            self._arch_inputs[key] = tuple(inputs)
+        else:
+            note_inputs(self._arch_inputs.get(key, ()))
         return self._arch_cache[key]
 
     # ---- estimates -------------------------------------------------------------------------
+    def forget_estimates(self) -> None:
+        """Drop the estimates kept per setup object (the engine calls it after each file, so
+        a run over many files does not keep every setup and estimate alive to its end)."""
+        self._estimates.clear()
+
     def estimate(self, setup: TrainingSetup) -> "MemoryEstimate | None":
         """The memory estimate of ``setup`` (cached per setup object), or ``None``.
 

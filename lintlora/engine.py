@@ -26,7 +26,7 @@ import io
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from lintlora.discovery import SourceFile, discover, file_kind, matches_any
 from lintlora.extract import ExtractError, NotATrainingConfig
@@ -110,6 +110,8 @@ class RunResult:
         cell_lines: path -> notebook cell line map (see :class:`FileResult`).
         fail_on: path -> the severity threshold that applied to that file.
         missing: paths given on the command line that do not exist.
+        stats: how the run went (worker processes, cache hits and writes): a
+            :class:`lintlora.parallel.RunStats`, or ``None`` before the files are linted.
     """
 
     files: list[str] = field(default_factory=list)
@@ -121,6 +123,7 @@ class RunResult:
     cell_lines: dict[str, dict[int, tuple[int, ...]]] = field(default_factory=dict)
     fail_on: dict[str, Severity] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    stats: Any = None
 
     @property
     def internal_error(self) -> bool:
@@ -239,50 +242,10 @@ def read_source(path: str, kind: str, max_bytes: int) -> str:
     return _decode_text(data, {"notebook": "notebook JSON", "json": "JSON"}.get(kind, "YAML"))
 
 
-_TOO_DEEP = ("too many nested parentheses", "too many indentation levels",
-             "too many statically nested blocks")
-
-
-def _nesting_guard(kind: str, text: str) -> None:
-    """Refuse Python nested too deeply for LibCST's native parser.
-
-    LibCST 1.x's parser overflows its native stack and kills the process (a segmentation fault,
-    not an exception) on deeply nested input: measured with libcst 1.9 on ``x = (((...)))``
-    with 2,000 levels, ``[`` x 1,500, ``f(`` x 1,500, ``1+1+...`` x 20,000 terms or
-    ``a[0][0]...`` x 20,000. No ``try`` can contain that, so before LibCST sees a file,
-    CPython's own parser (C, fast, with recursion checks) builds the AST only: if it reports
-    a nesting limit (``too many nested parentheses``: 200 levels; ``too many indentation
-    levels``: 100) or runs out of recursion, the file is reported as LL000 with CPython's
-    reason. Any other SyntaxError is left for LibCST to report (it may accept newer syntax
-    than the running Python).
-
-    Raises:
-        ExtractError: nesting too deep, at the place CPython names when it names one.
-    """
-    import ast
-
-    source = text
-    if kind == "notebook":
-        from lintlora.suppression import notebook_cells
-
-        source = "\n".join(notebook_cells(text))
-    try:
-        compile(source, "<lintlora>", "exec", ast.PyCF_ONLY_AST)
-    except (RecursionError, MemoryError):
-        raise ExtractError("nesting too deep to analyse (Python's own parser ran out of "
-                           "recursion); nothing in this file was checked", 1, 1) from None
-    except SyntaxError as exc:
-        if any(reason in str(exc.msg) for reason in _TOO_DEEP):
-            line = exc.lineno if kind == "python" and exc.lineno else 1
-            column = exc.offset if kind == "python" and exc.offset else 1
-            raise ExtractError(f"nesting too deep to analyse: {exc.msg}", line, column) from None
-    except (ValueError, TypeError):
-        pass  # e.g. NUL bytes: the extractor reports those itself
-
-
 def _extract(path: str, kind: str, text: str, explicit: bool) -> list[TrainingSetup]:
-    if kind in ("python", "notebook"):
-        _nesting_guard(kind, text)
+    # Input nested too deeply for LibCST's native parser is refused by the Python extractor's
+    # own preflight (lintlora/extract/pysyntax.py: CPython's AST parse and a depth check), so
+    # the engine no longer parses every file a second time (issue 8)
     if kind == "python":
         from lintlora.extract.python import extract_python
 
@@ -609,7 +572,8 @@ def _load_rule_instances(rules: Sequence[type] | None) -> tuple[list, list[type]
 
 def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
                settings_for: Callable[[str], Settings] | None = None,
-               rules: Sequence[type] | None = None) -> RunResult:
+               rules: Sequence[type] | None = None, jobs: int | None = 1,
+               cache_dir: str | None = None, keep_setups: bool = True) -> RunResult:
     """Lint files and folders.
 
     Args:
@@ -619,6 +583,12 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
         settings_for: per-path settings (the CLI passes the configuration resolver's
             ``for_path``, so the nearest ``[tool.lintlora]`` applies to each file).
         rules: rule classes; default :func:`lintlora.rules.load_rules`.
+        jobs: worker processes allowed; ``None`` means one per CPU. A pool is started only
+            for enough files (:mod:`lintlora.parallel`); the result is the same for any value.
+        cache_dir: the results cache folder (:mod:`lintlora.cache`); ``None``: no cache.
+        keep_setups: keep every file's extracted setups in :attr:`RunResult.setups` (for
+            ``--show-setup``); cached results hold none, so the cache is only read when this
+            is false.
 
     Returns:
         A :class:`RunResult`; this function does not raise for bad input files.
@@ -645,6 +615,9 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
     run = RunResult(rules=rule_classes, missing=list(missing))
     run.errors.extend(errors)
     run.errors.extend(FileError(p, "no such file or folder", INPUT_ERROR_CODE) for p in missing)
+    from lintlora.parallel import Task, default_jobs, lint_tasks
+
+    tasks = []
     for source in sources:
         file_settings = resolve(source.path)
         try:
@@ -652,7 +625,15 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
         except LookupError as exc:  # an unknown GPU name in a configuration file
             run.errors.append(FileError(source.path, str(exc), INPUT_ERROR_CODE))
             continue
-        file_result = lint_file(source, file_settings, instances, context)
+        tasks.append(Task(source, file_settings, context))
+    cache = None
+    if cache_dir is not None and tasks:
+        from lintlora.cache import ResultCache
+
+        cache = ResultCache(cache_dir, rule_classes)
+    results, run.stats = lint_tasks(tasks, instances, jobs=default_jobs() if jobs is None else jobs,
+                                    cache=cache, keep_setups=keep_setups)
+    for file_result in results:
         _collect(run, file_result)
     run.files.sort()
     run.findings.sort(key=Finding.sort_key)

@@ -498,7 +498,12 @@ def _from_litgpt_yaml(path: Path) -> Architecture:
 
 
 def _read_local(path: Path, label: str) -> Architecture | None:
+    from lintlora.cache import note_input  # inputs of the results cache (lintlora/cache.py)
+
+    note_input(path)
     if path.is_dir():
+        note_input(path / "config.json")
+        note_input(path / "model_config.yaml")
         if (path / "config.json").is_file():
             path = path / "config.json"
         elif (path / "model_config.yaml").is_file():
@@ -533,11 +538,16 @@ def _hf_cache_dirs() -> list[Path]:
 def _from_hf_cache(hub_id: str) -> Architecture | None:
     if "/" not in hub_id or hub_id.count("/") != 1:
         return None
+    from lintlora.cache import note_input
+
     folder = "models--" + hub_id.replace("/", "--")
     for d in _hf_cache_dirs():
         snaps = d / folder / "snapshots"
+        note_input(snaps)  # present or not, an input of the results cache
         if not snaps.is_dir():
             continue
+        for snapshot in snaps.iterdir():
+            note_input(snapshot / "config.json")
         configs = sorted((p / "config.json" for p in snaps.iterdir() if (p / "config.json").is_file()),
                          key=lambda p: p.stat().st_mtime, reverse=True)
         if configs:
@@ -636,7 +646,10 @@ def resolve_architecture(
     if base_dir and not Path(name).is_absolute():
         base = Path(base_dir)
         candidates.append((base if base.is_dir() else base.parent) / name)
+    from lintlora.cache import note_input
+
     for p in candidates:
+        note_input(p)  # present or not, an input of the results cache (lintlora/cache.py)
         try:
             if p.exists():
                 arch = _read_local(p, name)

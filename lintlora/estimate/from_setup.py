@@ -86,17 +86,6 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         else:
             assumed.append("target_modules")
             notes.append("target_modules unknown: assumed peft's default for the model type")
-        if isinstance(target_value, str) and target_value.lower() not in ("all-linear",
-                                                                          "all_linear"):
-            import re
-
-            try:
-                re.compile(target_value)  # peft matches a string with re.fullmatch
-            except re.error as exc:
-                assumed.append("target_modules")
-                notes.append(f"target_modules {target_value!r} is not a valid regular expression "
-                             f"({exc}; peft would raise): assumed peft's default for the model type")
-                target_value = None
         try:
             resolve_targets(arch, target_value)
         except NoDefaultTargetsError:

@@ -328,6 +328,9 @@ class ArgumentSources:
         if cached is not None:
             return cached
         full = rel if os.path.isabs(rel) else os.path.join(self.base_dir, rel)
+        from lintlora.cache import note_input
+
+        note_input(full)  # an input of the results cache (lintlora/cache.py)
         result: V
         try:
             if os.path.getsize(full) > 2 * 2**20:

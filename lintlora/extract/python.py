@@ -71,6 +71,12 @@ def extract_python_source(path: str, source: str, *,
 
     ``line_map(line)`` returns ``(cell, line_in_cell)`` for a 1-based line of ``source``.
     """
+    from lintlora.prefilter import skips_unparsed
+
+    if skips_unparsed(source):
+        # names none of _INTERESTING_ROOTS / _INTERESTING_METHODS (the test in run() below
+        # would return [] after a LibCST parse) and CPython parses it: nothing to report
+        return []
     import libcst as cst
 
     if source.startswith("\ufeff"):

@@ -1,0 +1,323 @@
+"""Running the per-file work of a lint: the results cache first, then the files left, in this
+process or in a pool of worker processes (issue 8).
+
+:func:`lint_tasks` takes the files of a run, each with its settings and
+:class:`~lintlora.context.Context`, and returns one :class:`~lintlora.engine.FileResult` per
+file, in the order given, whatever ran where: the output of a run is the same for every
+``jobs`` (``tests/test_parallel.py``).
+
+**Pool.** Used when ``jobs > 1``, at least :data:`POOL_MIN_FILES` files are left after the
+cache, and the ``fork`` start method is available (Linux). Forked workers inherit the run's
+state (files, settings, contexts, rules) instead of receiving it pickled; before forking, the
+parent imports the extractor and estimator modules the files need, so the workers share those
+pages, and freezes the garbage collector's view of them (:func:`gc.freeze`, as the
+:mod:`gc` documentation advises before ``fork``), so a collection in a worker does not copy
+them. Files are handed out largest first, in chunks of about :data:`CHUNK_BYTES`, so the
+workers finish together. Results come back pickled; setups only when the caller keeps them.
+
+A worker that dies (LibCST's native parser can overflow its stack on input the preflight did
+not refuse) breaks the pool; the files not finished are then linted one at a time, each in a
+fresh single-worker pool, so the file that kills its worker is found and reported as ``LL999``
+while every other file gets its normal result.
+
+Elsewhere (no ``fork``: Windows, and macOS where Python defaults to ``spawn``) the files are
+linted in this process.
+
+**Garbage collector.** A Python file's LibCST tree and the extractor's scope graph form
+reference cycles (scopes point at their parents), so they are freed by the cyclic collector,
+not by reference counts; with the default thresholds its full collections traverse every
+object the imports created, over and over. During a run, the objects that exist before it
+are frozen out of the collector's sight and the first threshold is raised
+(:data:`GC_THRESHOLD`); the previous state is restored at the end.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.cache import ResultCache
+    from lintlora.context import Context
+    from lintlora.discovery import SourceFile
+    from lintlora.engine import FileResult
+    from lintlora.settings import Settings
+
+__all__ = ["POOL_MIN_FILES", "CHUNK_BYTES", "GC_THRESHOLD", "Task", "RunStats", "default_jobs",
+           "pool_available", "lint_tasks", "tuned_gc"]
+
+POOL_MIN_FILES = 16
+"""Fewest files (left after the cache) for which a pool is started. Starting two workers and
+importing the extractor before forking costs about 0.2 s on the 2-core machine the benchmark
+ran on (``bench/compare.py``), as much as linting 3-4 ordinary training scripts; below about
+16 files the pool saves less than it costs."""
+
+CHUNK_BYTES = 48 * 1024
+"""Files are sent to workers in chunks of about this many bytes (a large file goes alone)."""
+
+GC_THRESHOLD = 20_000
+"""First-generation threshold of the garbage collector during a run (the default is 700)."""
+
+
+@dataclass
+class Task:
+    """One file to lint: where it is, the settings that apply, and the run's context for them."""
+
+    source: "SourceFile"
+    settings: "Settings"
+    context: "Context"
+
+
+@dataclass
+class RunStats:
+    """What :func:`lint_tasks` did.
+
+    Attributes:
+        jobs: worker processes used (1: this process).
+        cache_hits, cache_stored, cache_ignored: results read from the cache, written to it,
+            and cache entries rejected (invalid or stale).
+        cache_problem: why the cache was off, or ``None``.
+        crashed: files whose worker process died.
+    """
+
+    jobs: int = 1
+    cache_hits: int = 0
+    cache_stored: int = 0
+    cache_ignored: int = 0
+    cache_problem: str | None = None
+    crashed: list[str] = field(default_factory=list)
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13
+    if count is not None:
+        return max(1, count() or 1)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def pool_available() -> bool:
+    """Whether worker processes can be forked here (Linux)."""
+    import multiprocessing
+
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+@contextmanager
+def tuned_gc() -> Iterator[None]:
+    """Freeze the objects that exist now and raise the first collection threshold for the
+    block; restore both afterwards (see the module docstring)."""
+    before = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+
+
+# ---- the run's state, set before forking ------------------------------------------------------
+
+@dataclass
+class _Job:
+    tasks: Sequence[Task]
+    rules: Sequence[Any]
+    cache: "ResultCache | None"
+    keys: dict[int, tuple[str, str]]    # task index -> (cache key, content digest)
+    keep_setups: bool
+
+
+_JOB: _Job | None = None
+
+
+def _lint_one(index: int) -> tuple["FileResult", bool]:
+    """Lint task ``index`` of the current job; returns the result and whether it was cached."""
+    from lintlora.engine import lint_file
+
+    job = _JOB
+    assert job is not None
+    task = job.tasks[index]
+    entry = job.keys.get(index)
+    stored = False
+    if entry is None or job.cache is None:
+        result = lint_file(task.source, task.settings, job.rules, task.context)
+    else:
+        from lintlora.cache import recording
+
+        with recording() as inputs:
+            result = lint_file(task.source, task.settings, job.rules, task.context)
+        key, digest = entry
+        # the file must still hold what was hashed, or the entry would describe other bytes
+        if job.cache.digest(task.source.path, task.settings.max_file_bytes) == digest:
+            stored = job.cache.store(key, result, inputs)
+    forget = getattr(task.context, "forget_estimates", None)
+    if forget is not None:
+        forget()  # estimates are per setup object; no later file uses this file's setups
+    if not job.keep_setups:
+        result.setups = []
+    return result, stored
+
+
+def _lint_chunk(indices: Sequence[int]) -> list[tuple[int, "FileResult", bool]]:
+    out = []
+    for index in indices:
+        result, stored = _lint_one(index)
+        out.append((index, result, stored))
+    return out
+
+
+# ---- entry point --------------------------------------------------------------------------------
+
+def lint_tasks(tasks: Sequence[Task], rules: Sequence[Any], *, jobs: int = 1,
+               cache: "ResultCache | None" = None, keep_setups: bool = True
+               ) -> tuple[list["FileResult"], RunStats]:
+    """Lint every task; results in the order of ``tasks``.
+
+    Args:
+        rules: rule instances (shared by every file).
+        jobs: worker processes allowed (see the module docstring for when a pool is used).
+        cache: the run's results cache, or ``None``. It is read only when ``keep_setups`` is
+            false (cached entries hold no setups).
+        keep_setups: return each file's setups (``--show-setup``).
+    """
+    global _JOB
+    stats = RunStats()
+    results: list[FileResult | None] = [None] * len(tasks)
+    keys: dict[int, tuple[str, str]] = {}
+    if cache is not None and not cache.enabled:
+        stats.cache_problem = cache.problem
+        cache = None
+    if cache is not None:
+        for index, task in enumerate(tasks):
+            if task.source.kind is None:
+                continue
+            digest = cache.digest(task.source.path, task.settings.max_file_bytes)
+            if digest is None:
+                continue
+            key = cache.key(task.source, task.settings, digest)
+            hit = None if keep_setups else cache.load(key, task.settings.fail_on)
+            if hit is not None:
+                results[index] = hit
+            else:
+                keys[index] = (key, digest)
+        stats.cache_hits = cache.hits
+        stats.cache_ignored = cache.ignored
+    todo = [i for i, r in enumerate(results) if r is None]
+    _JOB = _Job(tasks, rules, cache, keys, keep_setups)
+    try:
+        with tuned_gc():
+            if jobs > 1 and len(todo) >= POOL_MIN_FILES and pool_available():
+                stats.jobs = min(jobs, len(todo))
+                _run_pool(todo, results, stats)
+            else:
+                for index in todo:
+                    result, stored = _lint_one(index)
+                    results[index] = result
+                    stats.cache_stored += stored
+    finally:
+        _JOB = None
+    final = [r for r in results if r is not None]
+    assert len(final) == len(tasks)
+    return final, stats
+
+
+# ---- the pool -----------------------------------------------------------------------------------
+
+def _preimport(tasks: Sequence[Task], todo: Sequence[int]) -> None:
+    """Import in the parent what the workers will need, so forked workers share it."""
+    import importlib
+
+    kinds = {tasks[i].source.kind for i in todo}
+    modules = ["lintlora.suppression", "lintlora.estimate.from_setup"]
+    if kinds & {"python", "notebook"}:
+        modules += ["libcst", "lintlora.extract.python", "lintlora.extract.pyindex",
+                    "lintlora.extract.pyresolve", "lintlora.extract._cstpos",
+                    "lintlora.extract.notebook"]
+    if kinds & {"yaml", "json"}:
+        modules += ["yaml", "lintlora.extract.yaml_config", "lintlora.extract.yaml_loader",
+                    "lintlora.extract.dialects"]
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a worker will meet (and report) the same problem
+            pass
+
+
+def _chunks(order: Sequence[int], sizes: dict[int, int]) -> list[list[int]]:
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    total = 0
+    for index in order:
+        current.append(index)
+        total += sizes[index]
+        if total >= CHUNK_BYTES:
+            chunks.append(current)
+            current, total = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except (OSError, ValueError):
+        return 0
+
+
+def _run_pool(todo: list[int], results: list, stats: RunStats) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    job = _JOB
+    assert job is not None
+    _preimport(job.tasks, todo)
+    gc.collect()
+    gc.freeze()  # the imports above, out of the workers' collections (undone by tuned_gc)
+    context = multiprocessing.get_context("fork")
+    sizes = {i: _size(job.tasks[i].source.path) for i in todo}
+    order = sorted(todo, key=lambda i: (-sizes[i], i))
+    left = set(todo)
+    try:
+        with ProcessPoolExecutor(stats.jobs, mp_context=context) as pool:
+            futures = [pool.submit(_lint_chunk, chunk) for chunk in _chunks(order, sizes)]
+            for future in as_completed(futures):
+                for index, result, stored in future.result():
+                    results[index] = result
+                    stats.cache_stored += stored
+                    left.discard(index)
+    except BrokenProcessPool:
+        pass
+    # a worker died: the rest one by one, each alone in its own worker
+    for index in sorted(left):
+        try:
+            with ProcessPoolExecutor(1, mp_context=context) as pool:
+                ((_, result, stored),) = pool.submit(_lint_chunk, [index]).result()
+            results[index] = result
+            stats.cache_stored += stored
+        except BrokenProcessPool:
+            results[index] = _crashed(job.tasks[index])
+            stats.crashed.append(job.tasks[index].source.path)
+
+
+def _crashed(task: Task) -> "FileResult":
+    from lintlora.engine import INTERNAL_ERROR_CODE, ISSUES_URL, FileResult
+    from lintlora.findings import FileError
+
+    result = FileResult(path=task.source.path, kind=task.source.kind,
+                        fail_on=task.settings.fail_on)
+    result.errors.append(FileError(
+        task.source.path,
+        "internal error: the worker process linting this file died (a crash of the parser, "
+        f"or it ran out of memory); nothing in it was checked; please report it at {ISSUES_URL}",
+        INTERNAL_ERROR_CODE))
+    return result

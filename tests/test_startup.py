@@ -1,0 +1,70 @@
+"""Start-up: nothing heavy is imported before it is needed (issue 8).
+
+Measured in fresh interpreters, since this test process has long imported everything. The
+timings themselves (``lintlora --version`` against ``python -c pass``, one 500-line file) are
+in ``bench/compare.py``'s output: a loaded CI machine makes them too noisy to assert here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEAVY = ("libcst", "rich", "yaml", "click", "lintlora.rules", "lintlora.extract.python",
+         "lintlora.extract.yaml_config", "lintlora.estimate", "importlib.metadata",
+         "multiprocessing", "concurrent")
+"""Modules (and their submodules) that cost start-up time; ``lintlora.extract`` itself only
+defines the extractors' exceptions."""
+
+TRAIN = ("from transformers import TrainingArguments\n"
+         "args = TrainingArguments(output_dir='o', gradient_checkpointing=False)\n")
+
+
+def _imported_after(code: str, cwd: str = REPO) -> list[str]:
+    """The heavy modules imported once ``code`` has run in a fresh interpreter."""
+    probe = ("import json, sys\ntry:\n" + textwrap.indent(textwrap.dedent(code).strip(), "    ")
+             + "\nexcept SystemExit:\n    pass\n"
+             f"heavy = {HEAVY!r}\n"
+             "print('\\n' + json.dumps(sorted(m for m in sys.modules\n"
+             "      if any(m == h or m.startswith(h + '.') for h in heavy))))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_version_imports_nothing_heavy():
+    assert _imported_after("from lintlora.cli import main\nmain(['--version'])") == []
+
+
+def test_importing_the_engine_and_its_helpers_imports_nothing_heavy():
+    imported = _imported_after("import lintlora, lintlora.engine, lintlora.cache, "
+                               "lintlora.parallel, lintlora.prefilter, lintlora.settings")
+    assert imported == []
+
+
+def test_a_run_over_ordinary_python_never_imports_libcst(tmp_path):
+    (tmp_path / "util.py").write_text("import json\n\n\ndef load(p):\n    return json.load(p)\n")
+    (tmp_path / "cli.py").write_text("import argparse\nparser = argparse.ArgumentParser()\n")
+    imported = _imported_after(f"""
+        from lintlora.engine import lint_paths
+        result = lint_paths([{str(tmp_path)!r}])
+        assert len(result.files) == 2 and not result.findings
+    """)
+    assert "libcst" not in imported and "yaml" not in imported
+
+
+def test_a_run_served_by_the_cache_never_imports_libcst(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    cache = str(tmp_path / "cache")
+    run = f"""
+        from lintlora.cli import main
+        main([{str(tmp_path / 'train.py')!r}, '--cache-dir', {cache!r}, '--format', 'json'])
+    """
+    assert "libcst" in _imported_after(run)  # the first run parses
+    warm = _imported_after(run)
+    assert "libcst" not in warm and "lintlora.extract.python" not in warm
