@@ -168,6 +168,11 @@ def _cli_values(opts: dict[str, Any]) -> dict[str, Any]:
         except ConfigError as exc:
             raise click.BadParameter(str(exc).split(": ", 1)[1], param_hint=f"--{option.replace('_', '-')}")
         values[field] = codes
+    for option in ("gpu", "gpu_memory", "model", "params", "tokens", "max_file_size"):
+        if opts[option] is not None and not opts[option].strip():
+            # an empty value (`--gpu ""`, an unset shell variable) must not silently mean
+            # "no GPU": it is a mistake to report
+            raise click.BadParameter("must not be empty", param_hint=f"--{option.replace('_', '-')}")
     if opts["gpu"]:
         try:
             note = _validate_gpu(opts["gpu"])
@@ -457,27 +462,21 @@ def rules_cmd(fmt: str) -> None:
 
 
 def _rule_page(code: str, rule: type | None) -> str | None:
-    """The Markdown page of a rule: ``rules/CODE.md`` of the source tree, or the plugin's
-    ``page`` attribute (a path or text), or ``None``."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [os.path.join(os.path.dirname(here), "rules", f"{code}.md"),
-                  os.path.join(here, "rule_pages", f"{code}.md")]
-    page = getattr(rule, "page", None) if rule is not None else None
-    if isinstance(page, str) and page.endswith(".md"):
-        candidates.insert(0, page)
-    elif isinstance(page, str) and page.strip():
-        return page
-    for candidate in candidates:
-        if os.path.isfile(candidate):
-            with open(candidate, encoding="utf-8") as handle:
-                return handle.read()
-    return None
+    """The Markdown page of a rule or diagnostic (see :func:`lintlora.report.rule_page`)."""
+    from lintlora.report import rule_page
+
+    return rule_page(code, rule)
+
+
+_DIAGNOSTIC_CODES = ("LL998", "LL999")
+"""Codes that are no rule but have a page: files that could not be linted."""
 
 
 @app.command("explain", context_settings=_CONTEXT)
 @click.argument("code")
 def explain_cmd(code: str) -> None:
-    """Print the page of rule CODE (what it flags, why, examples, the fix, how to suppress)."""
+    """Print the page of rule CODE (what it flags, why, examples, the fix, how to suppress);
+    also the LL998 (input problem) and LL999 (internal error) diagnostics."""
     import difflib
 
     from lintlora.engine import available_rules
@@ -491,7 +490,7 @@ def explain_cmd(code: str) -> None:
     rule = rules.get(code)
     page = _rule_page(code, rule)
     if rule is None and page is None:
-        close = difflib.get_close_matches(code, list(rules), n=3)
+        close = difflib.get_close_matches(code, [*rules, *_DIAGNOSTIC_CODES], n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise click.BadParameter(f"no rule {code!r}{hint}; see `lintlora rules`", param_hint="CODE")
     if page is None:

@@ -60,12 +60,10 @@ class Context:
 
     @property
     def gpu_label(self) -> str | None:
-        """Display name of the GPU for messages (``--gpu-memory`` alone gives "24.0 GiB GPU")."""
-        if self._gpu:
-            return self._gpu.name
-        if self.settings.gpu_memory_bytes:
-            return f"{self.settings.gpu_memory_bytes / 2**30:.1f} GiB GPU"
-        return None
+        """Display name of the named GPU for messages, or ``None`` when none was named
+        (``--gpu-memory`` alone gives no name: reporters then say "GPU with 24.0 GiB", rules
+        "the GPU (24.0 GiB)", rather than repeating the size as a name)."""
+        return self._gpu.name if self._gpu else None
 
     # ---- model ---------------------------------------------------------------------------------
     def apply_overrides(self, setup: TrainingSetup) -> TrainingSetup:

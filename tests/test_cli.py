@@ -92,6 +92,10 @@ def test_ambiguous_gpu_notes_the_choice(work):
     (["--cpus", "0"], ["--cpus"]),
     (["--max-file-size", "big"], ["--max-file-size"]),
     (["--format", "xml"], ["--format"]),
+    (["--gpu", ""], ["--gpu", "must not be empty"]),  # not silently "no GPU"
+    (["--gpu", "  "], ["--gpu", "must not be empty"]),
+    (["--model", ""], ["--model", "must not be empty"]),
+    (["--gpu-memory", ""], ["--gpu-memory", "must not be empty"]),
 ])
 def test_bad_option_values_exit_2(work, args, words):
     result = CliRunner().invoke(app, ["train.py", *args])
@@ -224,6 +228,17 @@ def test_explain_prints_the_page_or_the_docstring(work):
     assert invoke("explain", "bad-call").output == result.output  # by name too
     result = CliRunner().invoke(app, ["explain", "TS0001"])
     assert result.exit_code == 2 and "did you mean" in result.output
+
+
+@pytest.mark.parametrize("code,title", [("LL998", "input-error"), ("ll999", "internal-error")])
+def test_explain_the_diagnostics_the_readme_documents(work, code, title):
+    """LL998 and LL999 are no rules, but they have pages, shipped like the rules' pages."""
+    result = invoke("explain", code)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"# {code.upper()} {title}\n")
+    assert "## How to fix" in result.output
+    result = CliRunner().invoke(app, ["explain", "LL997"])
+    assert result.exit_code == 2 and "LL998" in result.output  # suggested
 
 
 def test_estimate_registered_when_available(work):

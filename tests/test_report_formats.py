@@ -227,6 +227,65 @@ def test_markdown_cell_escaping_keeps_the_table_intact():
     assert "<br>second line" in html
 
 
+def _mixed_result(notices=()):
+    from lintlora.engine import RunResult
+
+    findings = [Finding("TS001", "bad-call", severity, Span("a.py", n, 1), "m")
+                for n, severity in enumerate([Severity.ERROR] + [Severity.WARNING] * 5
+                                             + [Severity.INFO] * 4, start=1)]
+    return RunResult(files=["a.py", "b.py"], findings=findings, rules=engine_stubs.STUB_RULES,
+                     notices=list(notices))
+
+
+def test_summaries_use_plurals_and_name_file_errors_as_such():
+    markdown = _render(_mixed_result(), "markdown")
+    assert markdown.startswith("### lintlora: 10 findings (1 error, 5 warnings, 4 info) in "
+                               "2 checked files")
+    result = _mixed_result()
+    result.errors.append(FileError("c.py", "file is 6.0 MiB, above the 5.0 MiB limit", "LL998"))
+    last = _render(result, "github").splitlines()[-1]
+    assert last == ("lintlora: 10 findings (1 error, 5 warnings, 4 info) in 2 checked files; "
+                    "1 file could not be fully linted")
+    assert _render(_mixed_result(), "github").splitlines()[-1].endswith("in 2 checked files")
+
+
+def test_a_file_whose_ll000_is_ignored_is_said_not_checked():
+    from lintlora.engine import RunResult
+
+    note = FileError("broken.py", "could not be parsed (syntax error); LL000 syntax-error is "
+                     "ignored here, so nothing in this file was checked", "LL000", 2, 5)
+    result = RunResult(files=["broken.py", "ok.py"], notices=[note])
+    text = _render(result, "text").splitlines()
+    assert text[-1] == ("No problems found; 1 file checked; 1 file could not be parsed and was "
+                        "not checked (LL000 syntax-error is ignored there).")
+    assert any(line.startswith("note: broken.py: could not be parsed") for line in text)
+    markdown = _render(result, "markdown")
+    assert "✅" not in markdown and "could not be parsed and was not checked" in markdown
+    github = _render(result, "github").splitlines()
+    assert github[0].startswith("::notice file=broken.py,title=LL000 syntax-error (ignored)::")
+    assert github[-1] == "lintlora: 0 findings in 1 checked file; 1 file not parsed (LL000 ignored)"
+
+
+def test_sarif_descriptions_are_the_rule_pages_not_docstrings():
+    from lintlora.engine import RunResult
+    from lintlora.report.sarif import to_sarif
+    from lintlora.rules import load_rules
+    from lintlora.suppression import UnusedSuppression
+
+    rules = [*load_rules(), UnusedSuppression]
+    doc = to_sarif(RunResult(rules=rules))
+    descriptors = {r["id"]: r for r in doc["runs"][0]["tool"]["driver"]["rules"]}
+    assert {"LL000", "LL001", "LL900"} <= set(descriptors)
+    for code, descriptor in descriptors.items():
+        text = descriptor["fullDescription"]["text"]
+        assert "docstring" not in text and "``" not in text and "yields nothing" not in text, code
+    assert descriptors["LL000"]["fullDescription"]["text"].startswith(
+        "A file lintlora cannot parse")
+    ll001 = descriptors["LL001"]["fullDescription"]["text"]
+    assert ll001.startswith("A training setup whose activation (gradient) checkpointing is off:")
+    assert "\n- `gradient_checkpointing=False`" in ll001  # list items kept, one per line
+
+
 def test_markdown_no_findings():
     from lintlora.engine import RunResult
 
@@ -283,8 +342,28 @@ def test_memory_line_variants():
     fits = MemoryFigures(peak_bytes=9 * 2**30, peak_after_fix_bytes=None, gpu="T4",
                          gpu_memory_bytes=15 * 2**30, model="Llama-2-7b")
     assert memory_line(fits) == "peak ≈ 9.0 GiB as written; T4: 15.0 GiB [Llama-2-7b]"
+    # --gpu-memory alone: no name to repeat the size as ("24.0 GiB GPU: 24.0 GiB")
+    unnamed = MemoryFigures(peak_bytes=9 * 2**30, gpu_memory_bytes=24 * 2**30)
+    assert memory_line(unnamed) == "peak ≈ 9.0 GiB as written; GPU with 24.0 GiB"
+    # the note is a sentence of its own and stays whole at the end (no ".; GPU")
+    unknown = MemoryFigures(note="Supply it with --params 7B for a rough estimate.",
+                            gpu="GeForce RTX 3090", gpu_memory_bytes=24 * 2**30)
+    assert memory_line(unknown) == ("peak not estimated (GeForce RTX 3090: 24.0 GiB): Supply it "
+                                    "with --params 7B for a rough estimate.")
     unknown = MemoryFigures(note="model unknown", gpu_memory_bytes=24 * 2**30)
-    assert memory_line(unknown) == "peak not estimated: model unknown; GPU: 24.0 GiB"
+    assert memory_line(unknown) == "peak not estimated (GPU with 24.0 GiB): model unknown"
+    assert memory_line(MemoryFigures(note="model unknown")) == "peak not estimated: model unknown"
+
+
+def test_gpu_memory_alone_is_no_gpu_name():
+    """The context names a GPU only when one was named; --gpu-memory alone leaves the name
+    empty (JSON `gpu: null`, as the README says) and the size in gpu_memory_bytes."""
+    from lintlora.context import Context
+
+    context = Context(Settings(gpu_memory_bytes=24 * 2**30))
+    assert context.gpu_label is None and context.gpu_memory_bytes == 24 * 2**30
+    assert Context(Settings(gpu="rtx3090", gpu_memory_bytes=20 * 2**30)).gpu_label == \
+        "GeForce RTX 3090"
 
 
 def test_readme_documents_the_json_keys():

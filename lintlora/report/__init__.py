@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 from typing import TYPE_CHECKING, Any, Iterable, TextIO
 
 from lintlora.findings import Finding, MemoryFigures, Severity
@@ -29,6 +30,10 @@ __all__ = [
     "rule_metadata",
     "counts",
     "plural",
+    "tally",
+    "unparsed",
+    "gpu_words",
+    "rule_page",
 ]
 
 FORMATS = {
@@ -54,20 +59,29 @@ def gib(n: int | None) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
+def gpu_words(estimate: MemoryFigures) -> str | None:
+    """The GPU checked against, in words: ``"RTX 3090: 24.0 GiB"`` for a named GPU, ``"GPU
+    with 24.0 GiB"`` for ``--gpu-memory`` alone (no name to show), ``None`` for neither."""
+    if not estimate.gpu_memory_bytes:
+        return None
+    if estimate.gpu:
+        return f"{estimate.gpu}: {gib(estimate.gpu_memory_bytes)}"
+    return f"GPU with {gib(estimate.gpu_memory_bytes)}"
+
+
 def memory_line(estimate: MemoryFigures | None) -> str | None:
     """The memory figures in one line, or ``None`` when the finding has none.
 
     ``"peak ≈ 27.9 GiB as written → 18.6 GiB with the fix; RTX 3090: 24.0 GiB"``; with the model
-    unknown: ``"peak not estimated: <why and how to supply it>"``.
+    unknown: ``"peak not estimated (RTX 3090: 24.0 GiB): <why and how to supply it>"`` (the
+    note is a sentence of its own, kept whole at the end).
     """
     if estimate is None:
         return None
     if estimate.peak_bytes is None:
         note = estimate.note or "the model's architecture is unknown"
-        line = f"peak not estimated: {note}"
-        if estimate.gpu_memory_bytes:
-            line += f"; {estimate.gpu or 'GPU'}: {gib(estimate.gpu_memory_bytes)}"
-        return line
+        gpu = gpu_words(estimate)
+        return f"peak not estimated{f' ({gpu})' if gpu else ''}: {note}"
     line = f"peak ≈ {gib(estimate.peak_bytes)} as written"
     after = estimate.peak_after_fix_bytes
     if after is not None:
@@ -76,7 +90,7 @@ def memory_line(estimate: MemoryFigures | None) -> str | None:
         else:
             line += f" → {gib(after)} with the fix"
     if estimate.gpu_memory_bytes:
-        line += f"; {estimate.gpu or 'GPU'}: {gib(estimate.gpu_memory_bytes)}"
+        line += f"; {gpu_words(estimate)}"
         if estimate.peak_bytes > estimate.gpu_memory_bytes:
             line += " (does not fit)"
     if estimate.model:
@@ -114,16 +128,77 @@ def _own_help_uri(rule: type) -> bool:
     return getattr(method, "__func__", method) is not getattr(Rule.help_uri, "__func__", None)
 
 
+_PAGES_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def rule_page(code: str, rule: type | None = None) -> str | None:
+    """The Markdown page of ``code``: a plugin rule's ``page`` attribute (a ``.md`` path, or the
+    text itself), else ``rules/CODE.md`` of the source tree or the installed
+    ``lintlora/rule_pages/CODE.md``; ``None`` when there is none. Pages exist for every
+    built-in rule and for the ``LL998``/``LL999`` diagnostics."""
+    page = getattr(rule, "page", None) if rule is not None else None
+    candidates = [os.path.join(os.path.dirname(_PAGES_HERE), "rules", f"{code}.md"),
+                  os.path.join(_PAGES_HERE, "rule_pages", f"{code}.md")]
+    if isinstance(page, str) and page.endswith(".md"):
+        candidates.insert(0, page)
+    elif isinstance(page, str) and page.strip():
+        return page
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            try:
+                with open(candidate, encoding="utf-8") as handle:
+                    return handle.read()
+            except (OSError, UnicodeDecodeError):
+                continue
+    return None
+
+
+def _page_section(page: str | None, heading: str = "## What it flags") -> str | None:
+    """The text of one section of a rule page as plain text, or ``None``: lines unwrapped
+    within paragraphs and list items (each item on its own line), fenced code kept line by
+    line, indented by four spaces, without its fences."""
+    if not page or heading not in page:
+        return None
+    body = page.split(heading, 1)[1].split("\n## ", 1)[0].strip("\n")
+    blocks: list[list[str]] = [[]]
+    fenced = False
+    for line in body.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            fenced = not fenced
+            blocks.append([])
+            continue
+        if fenced:
+            blocks[-1].append("    " + line)
+        elif not stripped:
+            blocks.append([])
+        elif stripped.startswith(("- ", "* ")) or not blocks[-1]:
+            blocks[-1].append(stripped)
+        else:
+            blocks[-1][-1] += " " + stripped
+    return "\n\n".join("\n".join(b) for b in blocks if b) or None
+
+
 def rule_metadata(rule: type) -> dict[str, Any]:
     """``code``, ``name``, ``severity``, ``summary``, ``description``, ``help_uri`` of a rule class.
 
-    ``description`` is the first paragraph of the class docstring, else the summary.
-    ``help_uri`` is ``None`` for a plugin rule that does not override ``help_uri`` (the default
-    would point at a lintlora page that does not exist).
+    ``description`` (SARIF ``fullDescription``) is written for users: the rule's
+    ``description`` attribute when it has one, else the "What it flags" section of its page
+    (:func:`rule_page`), else, for a plugin without either, the first paragraph of its class
+    docstring; lintlora's own docstrings are developer notes and never used. Falls back to the
+    summary. ``help_uri`` is ``None`` for a plugin rule that does not override ``help_uri``
+    (the default would point at a lintlora page that does not exist).
     """
     severity = getattr(rule, "severity", Severity.WARNING)
     summary = getattr(rule, "summary", "") or ""
-    doc = rule.__dict__.get("__doc__") if isinstance(rule, type) else None
+    code = getattr(rule, "code", "") or ""
+    own = (getattr(rule, "__module__", "") or "").startswith("lintlora.")
+    description = getattr(rule, "description", None)
+    if not (isinstance(description, str) and description.strip()):
+        description = _page_section(rule_page(code, rule)) if code else None
+    if description is None and not own:
+        doc = rule.__dict__.get("__doc__") if isinstance(rule, type) else None
+        description = _first_paragraph(doc)
     help_uri = None
     if hasattr(rule, "help_uri") and _own_help_uri(rule):
         try:
@@ -135,7 +210,7 @@ def rule_metadata(rule: type) -> dict[str, Any]:
         "name": getattr(rule, "name", "") or "",
         "severity": severity.value if isinstance(severity, Severity) else str(severity),
         "summary": summary,
-        "description": _first_paragraph(doc) or summary,
+        "description": description or summary,
         "help_uri": help_uri,
     }
 
@@ -151,3 +226,17 @@ def counts(findings: Iterable[Finding]) -> dict[str, int]:
 def plural(n: int, word: str) -> str:
     """``"1 finding"``, ``"2 findings"``."""
     return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def tally(findings: Iterable[Finding]) -> str:
+    """Findings per severity in words, zero counts left out: ``"1 error, 5 warnings, 4 info"``
+    (``info`` is uncountable); ``""`` for no findings."""
+    numbers = counts(findings)
+    return ", ".join(plural(numbers[s], s) if s != "info" else f"{numbers[s]} info"
+                     for s in ("error", "warning", "info") if numbers[s])
+
+
+def unparsed(result: "RunResult") -> list[str]:
+    """Paths of files that could not be parsed while their ``LL000`` syntax error is ignored
+    or suppressed (the engine's ``LL000`` notices): reporters say they were not checked."""
+    return sorted({n.path for n in result.notices if n.code == "LL000"})

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from lintlora.findings import Finding, Severity
-from lintlora.report import counts, memory_line, plural, rule_metadata
+from lintlora.report import memory_line, plural, rule_metadata, tally, unparsed
 from lintlora.report.locations import display_path, file_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,7 +87,18 @@ def render(result: "RunResult", out: TextIO, **_: object) -> None:
             props.append(("line", error.line))
         props.append(("title", f"{error.code} {'internal-error' if error.code == 'LL999' else 'input-error'}"))
         out.write(_command("error", props, error.message) + "\n")
-    tally = counts(result.findings)
-    out.write(f"lintlora: {plural(len(result.findings), 'finding')} "
-              f"({tally['error']} error, {tally['warning']} warning, {tally['info']} info) in "
-              f"{plural(len(result.files), 'file')}; {plural(len(result.errors), 'error')}\n")
+    not_parsed = unparsed(result)
+    for path in not_parsed:
+        out.write(_command("notice", [("file", display_path(path)),
+                                       ("title", "LL000 syntax-error (ignored)")],
+                           "could not be parsed; LL000 is ignored here, so nothing in this file "
+                           "was checked") + "\n")
+    summary = f"lintlora: {plural(len(result.findings), 'finding')}"
+    if result.findings:
+        summary += f" ({tally(result.findings)})"
+    summary += f" in {plural(len(result.files) - len(not_parsed), 'checked file')}"
+    if not_parsed:
+        summary += f"; {plural(len(not_parsed), 'file')} not parsed (LL000 ignored)"
+    if result.errors:
+        summary += f"; {plural(len(result.errors), 'file')} could not be fully linted"
+    out.write(summary + "\n")

@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING, TextIO
 
 from lintlora.findings import Finding, Severity
-from lintlora.report import counts, gib, location, memory_line, plural, rule_metadata
+from lintlora.report import gib, location, memory_line, plural, rule_metadata, tally, unparsed
 from lintlora.report.locations import display_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,7 +61,8 @@ def _peaks(finding: Finding) -> tuple[str, str, str]:
         return "—", "—", "—"
     gpu = "—"
     if estimate.gpu_memory_bytes:
-        gpu = f"{escape_cell(estimate.gpu or 'GPU')} ({gib(estimate.gpu_memory_bytes)})"
+        gpu = (f"{escape_cell(estimate.gpu)} ({gib(estimate.gpu_memory_bytes)})" if estimate.gpu
+               else f"GPU with {gib(estimate.gpu_memory_bytes)}")
     if estimate.peak_bytes is None:
         return "not estimated", "—", gpu
     now = gib(estimate.peak_bytes)
@@ -85,12 +86,11 @@ def to_markdown(result: "RunResult") -> str:
         if meta["code"] and meta["help_uri"]:
             urls[meta["code"]] = meta["help_uri"]
     lines: list[str] = []
-    tally = counts(result.findings)
-    n_files = len(result.files)
+    not_parsed = unparsed(result)  # read but not parsed, their LL000 ignored: not checked
+    n_files = len(result.files) - len(not_parsed)
     if result.findings:
-        parts = [f"{tally[s]} {s}" for s in ("error", "warning", "info") if tally[s]]
         lines.append(f"### lintlora: {plural(len(result.findings), 'finding')} "
-                     f"({', '.join(parts)}) in {plural(n_files, 'checked file')}")
+                     f"({tally(result.findings)}) in {plural(n_files, 'checked file')}")
         lines.append("")
         lines.append("| Severity | Rule | Location | Finding | Peak as written | After the fix | GPU |")
         lines.append("|---|---|---|---|---|---|---|")
@@ -115,8 +115,16 @@ def to_markdown(result: "RunResult") -> str:
                              + (f"<br><sub>{escape_cell(memory)}</sub>" if memory else ""))
             lines.append("")
             lines.append("</details>")
+    elif not_parsed:
+        lines.append(f"### lintlora: no problems found in {plural(n_files, 'checked file')}")
     else:
         lines.append(f"### lintlora: no problems found in {plural(n_files, 'checked file')} ✅")
+    if not_parsed:
+        lines.append("")
+        lines.append(f"**{plural(len(not_parsed), 'file')} could not be parsed and "
+                     f"{'was' if len(not_parsed) == 1 else 'were'} not checked** (LL000 "
+                     f"syntax-error is ignored there): "
+                     + ", ".join(_code(display_path(p)) for p in not_parsed))
     if result.errors:
         lines.append("")
         lines.append(f"**{plural(len(result.errors), 'file')} could not be fully linted:**")

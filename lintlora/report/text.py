@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from lintlora.findings import FileError, Finding
-from lintlora.report import counts, display_path, location, memory_line, plural
+from lintlora.report import counts, display_path, location, memory_line, plural, tally, unparsed
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import RunResult
@@ -111,17 +111,21 @@ def render(result: "RunResult", out: TextIO, *, color: bool | None = None, **_: 
     for notice in result.notices:
         console.print(Text(f"note: {display_path(notice.path)}: {notice.message}", style="dim"))
 
-    n_files = len(result.files)
-    tally = counts(result.findings)
+    not_parsed = unparsed(result)  # read, but not parsed, and their LL000 ignored
+    n_files = len(result.files) - len(not_parsed)
+    numbers = counts(result.findings)
     if result.findings:
-        parts = [plural(tally[s], s) if s != "info" else f"{tally[s]} info"
-                 for s in ("error", "warning", "info") if tally[s]]
-        summary = (f"Found {plural(len(result.findings), 'problem')} ({', '.join(parts)}) in "
-                   f"{plural(len(by_path), 'file')}; {plural(n_files, 'file')} checked.")
+        summary = (f"Found {plural(len(result.findings), 'problem')} ({tally(result.findings)}) "
+                   f"in {plural(len(by_path), 'file')}; {plural(n_files, 'file')} checked")
     else:
-        summary = f"No problems found; {plural(n_files, 'file')} checked."
-    style = "bold red" if tally["error"] or result.errors else "bold"
-    console.print(Text(summary, style=style))
+        summary = f"No problems found; {plural(n_files, 'file')} checked"
+    if not_parsed:
+        summary += (f"; {plural(len(not_parsed), 'file')} could not be parsed and "
+                    f"{'was' if len(not_parsed) == 1 else 'were'} not checked (LL000 "
+                    f"syntax-error is ignored there)")
+    style = "bold red" if numbers["error"] or result.errors else \
+        "bold yellow" if not_parsed else "bold"
+    console.print(Text(summary + ".", style=style))
     if result.findings:
         console.print(Text("Each rule's page: `lintlora explain CODE`.", style="dim"))
     if result.errors:
