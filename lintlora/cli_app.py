@@ -246,7 +246,8 @@ def _fail(message: str) -> None:
 @click.option("--model", metavar="HUB_ID",
               help="Model to assume (when the script reads it from its own arguments).")
 @click.option("--model-config", type=click.Path(exists=True), metavar="PATH",
-              help="Local config.json describing the model's architecture.")
+              help="Local config.json describing the model's architecture (overrides the "
+                   "model the script names; the config file's model-config does not).")
 @click.option("--params", metavar="COUNT", help="Parameter count of an unknown model (7B) for a rough estimate.")
 @click.option("--cpus", type=click.IntRange(min=1), metavar="N",
               help="Host CPU count (LL007 compares DataLoader workers with it).")
