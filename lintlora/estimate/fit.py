@@ -5,7 +5,7 @@ memory model again on the changed inputs: the savings are recomputed, never asse
 Options (only those that apply): gradient checkpointing on; batch halved with gradient
 accumulation doubled (same effective batch); sequence length halved; an 8-bit optimizer;
 a 4-bit (NF4, double-quantized) base; fewer LoRA targets (attention projections only);
-a fused linear + cross-entropy loss (Liger, torchtune ``LinearCrossEntropyLoss``); SDPA instead
+a fused linear + cross-entropy loss (Liger; torchtune's chunked ``LinearCrossEntropyLoss``); SDPA instead
 of eager attention. Ranked by the resulting device peak, lowest first.
 
 A value the estimate assumed (``EstimateInputs.assumed``: the file does not say it) is never
@@ -201,9 +201,10 @@ def _candidates(arch: Architecture, i: EstimateInputs, dialect: str | None = Non
     if not fused and i.framework in ("transformers", "trl", "axolotl", "llama-factory"):
         add("fused_loss", say.text("fused_loss", "use_liger_kernel=True (fused norms, SwiGLU and linear + "
                                    "cross-entropy)"), replace(i, liger=True))
-    elif not fused and i.framework == "torchtune":
+    elif not fused and i.framework == "torchtune" and i.loss_impl != "chunked":
+        # torchtune's chunked losses keep ~4 B per token·vocab (from_setup._TORCHTUNE_LOSSES)
         add("fused_loss", say.text("fused_loss", "loss._component_: torchtune.modules.loss.LinearCrossEntropyLoss"),
-            replace(i, loss_impl="fused"))
+            replace(i, loss_impl="chunked"))
     if i.attn_implementation == "eager":
         add("sdpa", say.text("sdpa", "attn_implementation='sdpa' (no s² attention probabilities kept)"),
             replace(i, attn_implementation="sdpa"))

@@ -86,6 +86,17 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         else:
             assumed.append("target_modules")
             notes.append("target_modules unknown: assumed peft's default for the model type")
+        if isinstance(target_value, str) and target_value.lower() not in ("all-linear",
+                                                                          "all_linear"):
+            import re
+
+            try:
+                re.compile(target_value)  # peft matches a string with re.fullmatch
+            except re.error as exc:
+                assumed.append("target_modules")
+                notes.append(f"target_modules {target_value!r} is not a valid regular expression "
+                             f"({exc}; peft would raise): assumed peft's default for the model type")
+                target_value = None
         try:
             resolve_targets(arch, target_value)
         except NoDefaultTargetsError:
@@ -124,6 +135,15 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
             notes.append(f"{qm} quantization: storage approximated as 4-bit with group scales")
         elif bits == 8:
             q = "int8"
+        elif bits == 4 and fw == "unsloth" and not quant.bnb_4bit_quant_type.known:
+            # FastLanguageModel.from_pretrained(load_in_4bit=True) builds its own
+            # BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_use_double_quant=True,
+            # bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=dtype) (unslothai/unsloth
+            # unsloth/models/llama.py FastLlamaModel.from_pretrained @ 00060afeb383)
+            q, double = "nf4", True
+            notes.append("unsloth load_in_4bit: NF4 with double quantization and the training dtype as compute "
+                         "dtype (FastLanguageModel.from_pretrained's own BitsAndBytesConfig, unsloth "
+                         "models/llama.py)")
         elif bits == 4:
             qt = _val(quant.bnb_4bit_quant_type)
             q = "nf4" if qt == "nf4" else "fp4"
@@ -266,13 +286,16 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     # default): YAML dialects therefore record no such call and get no up-cast.
     kbit = setup.has_call("prepare_model_for_kbit_training") and q in ("nf4", "fp4", "int8")
     liger = bool(_val(g("training.use_liger_kernel")))
+    loss_impl = _loss_impl(extra, fw, notes)
+    seqs, reference = _preference_trainer(setup, extra, method, notes)
     inputs = EstimateInputs(
         method=method, batch_size=int(bs), seq_len=int(sl), gradient_checkpointing=bool(gc),
         quant=q, double_quant=double, quant_compute_dtype=qcompute, weight_dtype=weight,
         compute_dtype=compute, lora_r=int(r or 8), lora_dropout=float(dropout or 0.0),
         target_modules=target_value, modules_to_save=tuple(mts), use_dora=dora, optim=optim,
         attn_implementation=attn, kbit_upcast=kbit, liger=liger, master_fp32=master,
-        framework=fw, checkpoint_offload=offload, assumed=tuple(assumed),
+        framework=fw, checkpoint_offload=offload, assumed=tuple(assumed), loss_impl=loss_impl,
+        sequences_per_example=seqs, reference_model=reference,
     )
     if kbit:
         notes.append("prepare_model_for_kbit_training() up-casts the non-quantized weights "
@@ -285,6 +308,85 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     return inputs, notes
 
 
+# torchtune ``loss._component_`` -> key of profiles.LOSS_K. Both torchtune losses split the
+# tokens into chunks (num_output_chunks=8) and compute each chunk's logits and fp32
+# cross-entropy in eager PyTorch; every chunk's fp32 log-softmax output stays alive for backward
+# (torchtune/modules/loss/ce_chunked_output_loss.py CEWithChunkedOutputLoss,
+# torchtune/modules/loss/cross_entropy_loss.py LinearCrossEntropyLoss.compute_cross_entropy),
+# about 4 B per token·vocab instead of the full-logits bf16 loss of older recipes.
+# LinearCrossEntropyLoss also drops tokens whose label is ignored before the projection
+# (mask_ignored_tokens=True), which lowers it by the prompt's share of the tokens (not counted).
+_TORCHTUNE_LOSSES = {
+    "torchtune.modules.loss.CEWithChunkedOutputLoss": "chunked",
+    "torchtune.modules.loss.LinearCrossEntropyLoss": "chunked",
+    "torch.nn.CrossEntropyLoss": "bf16-own",
+}
+
+
+def _loss_impl(extra: Any, fw: str, notes: list[str]) -> str | None:
+    """The loss implementation a config names (``profiles.LOSS_K`` key), ``None`` for the
+    profile's default: torchtune's ``loss._component_``; axolotl's ``cut_cross_entropy: true``
+    (Apple's Cut Cross-Entropy kernel computes the loss without materialising the logits,
+    apple/ml-cross-entropy; axolotl integrations/cut_cross_entropy)."""
+    loss = extra.get("loss")
+    lv = _val(loss) if loss is not None else None
+    if fw == "torchtune" and isinstance(lv, str):
+        impl = _TORCHTUNE_LOSSES.get(lv)
+        if impl == "chunked":
+            notes.append(f"loss {lv.rsplit('.', 1)[-1]}: logits and the fp32 cross-entropy computed per chunk; "
+                         "each chunk's log-softmax output kept for backward (~4 B per token·vocab)")
+        elif impl is None:
+            notes.append(f"loss {lv}: not a loss lintlora knows; the recipe default's loss buffers assumed")
+        return impl
+    cce = extra.get("cut_cross_entropy")
+    if cce is not None and _val(cce) is True:
+        notes.append("cut_cross_entropy: the loss is computed without materialising the logits")
+        return "fused"
+    return None
+
+
+# trl trainers whose forward runs the chosen and the rejected completion of each example
+# together, concatenated along the batch (trl trainer/dpo_trainer.py concatenated_inputs /
+# concatenated_forward: torch.cat((chosen, rejected), dim=0); orpo_trainer.py and cpo_trainer.py
+# likewise). KTOTrainer runs one completion per example (its KL completions under no_grad).
+_PAIRED_TRAINERS = ("trl.DPOTrainer", "trl.ORPOTrainer", "trl.CPOTrainer")
+# trl trainers that keep a reference model: DPOTrainer and KTOTrainer use the adapter-disabled
+# policy when the model is a peft model, none when precompute_ref_log_probs=True, and otherwise
+# a second, frozen copy of the model (trl dpo_trainer.py / kto_trainer.py __init__:
+# ``if ref_model: ... elif self.is_peft_model or args.precompute_ref_log_probs: self.ref_model =
+# None else: create_reference_model(model)``; newer releases load it with create_model_from_path).
+_REFERENCE_TRAINERS = ("trl.DPOTrainer", "trl.KTOTrainer")
+
+
+def _preference_trainer(setup: TrainingSetup, extra: Any, method: str, notes: list[str]) -> tuple[int, bool]:
+    """(sequences per example, a frozen reference copy of the weights) for the trainer class the
+    Python extractor recorded (``training.extra["trainer_class"]``); ``(1, False)`` otherwise."""
+    tc = extra.get("trainer_class")
+    name = _val(tc) if tc is not None else None
+    if not isinstance(name, str):
+        return 1, False
+    short = name.rsplit(".", 1)[-1]
+    seqs = 1
+    if name in _PAIRED_TRAINERS:
+        seqs = 2
+        notes.append(f"{short} runs each example's chosen and rejected completions in one forward "
+                     "(concatenated along the batch): 2 sequences per example, max_length each")
+    reference = False
+    if name in _REFERENCE_TRAINERS:
+        pre_set = extra.get("precompute_ref_log_probs")
+        pre = _val(pre_set) if pre_set is not None else None
+        if method != "full":
+            notes.append(f"{short}: the reference model is the policy with its adapter disabled (no second copy; "
+                         "a ref_model passed to the trainer would add its own weights)")
+        elif pre is True:
+            notes.append(f"{short}: precompute_ref_log_probs=True, so no reference model is kept during training")
+        else:
+            reference = True
+            notes.append(f"{short} without peft: a frozen reference copy of the model is kept on the GPU "
+                         "(set precompute_ref_log_probs=True, or train an adapter, to avoid it)")
+    return seqs, reference
+
+
 def _from_tokenizer(setup: TrainingSetup, sl_set: Setting) -> bool:
     """Whether a script's ``max_seq_length`` came from a tokenizer call's ``max_length`` (the
     Python extractor fills it from there when no trainer argument sets it): its span lies
@@ -295,7 +397,14 @@ def _from_tokenizer(setup: TrainingSetup, sl_set: Setting) -> bool:
     tspan = getattr(tr, "span", None) if tr is not None else None
     if tspan is None:
         return False
-    return sl_set.span.line not in tspan.lines() or sl_set.span.cell != tspan.cell
+    # where the value is passed (the keyword), else the value itself: inside the
+    # TrainingArguments/SFTConfig call or the trainer call (SFTTrainer(max_seq_length=...), whose
+    # value may be a variable defined elsewhere) it is the trainer's length, not a tokenizer's
+    where = sl_set.key_span or sl_set.span
+    for container in (tspan, setup.anchor):
+        if container is not None and where.cell == container.cell and where.line in container.lines():
+            return False
+    return True
 
 
 def estimate_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None, *,

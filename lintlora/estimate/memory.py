@@ -122,6 +122,11 @@ class EstimateInputs:
             ``numel × 16`` bf16 difference tensors (load-phase transient, see
             :data:`TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT`).
         num_gpus: data-parallel replicas (each holds everything: the per-GPU peak is the same).
+        sequences_per_example: sequences one example puts through the model per step: 2 for
+            trl's DPO/ORPO/CPO trainers (chosen and rejected concatenated along the batch).
+        reference_model: a frozen second copy of the weights is resident (trl DPO/KTO without
+            peft and without ``precompute_ref_log_probs``); its no-grad forward runs before the
+            policy's and frees its activations, so only its weights are counted.
         assumed: names of the fields above whose value was assumed, not read from the file or
             given as a flag (``"seq_len"``, ``"batch_size"``, ``"optim"``...): the fit list
             (:mod:`~lintlora.estimate.fit`) does not propose changing a value nobody chose.
@@ -152,12 +157,14 @@ class EstimateInputs:
     num_gpus: int = 1
     bnb_saves_input: bool = False
     torchao_unchunked: bool = False
+    sequences_per_example: int = 1
+    reference_model: bool = False
     assumed: tuple[str, ...] = ()
 
     @property
     def tokens(self) -> int:
-        """Tokens per micro-batch: ``batch_size × seq_len``."""
-        return self.batch_size * self.seq_len
+        """Tokens per micro-batch: ``batch_size × sequences_per_example × seq_len``."""
+        return self.batch_size * self.sequences_per_example * self.seq_len
 
 
 @dataclass(frozen=True)
@@ -656,6 +663,12 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         if trainable.unmatched:
             notes.append(unmatched_note(arch, trainable))
     weights, wdesc = _weights(arch, inputs, profile, trainable)
+    if inputs.reference_model:
+        # a frozen copy of the model as loaded (16-bit or quantized, never the fp32 masters)
+        ref, rdesc = _weights(arch, replace(inputs, master_fp32=False, compute_dtype=inputs.weight_dtype,
+                                            method="lora" if full else inputs.method), profile, trainable)
+        weights += ref
+        wdesc += f"; + a frozen reference model: {rdesc}"
 
     # trainable parameters, their gradients and optimizer states
     if full:

@@ -34,8 +34,10 @@ LOSS_K: dict[str, float] = {
     # torchtune CEWithChunkedOutputLoss up-casts one chunk at a time (notes §2.2: 2-3, the
     # Llama-3.2-3B ladder: chunking saved 8.3 B per token·vocab against "hf").
     "chunked": 4.0,
-    # fused linear + cross-entropy (Liger, Apple CCE in Unsloth, torchtune
-    # LinearCrossEntropyLoss): logits never materialised in full (notes §2.2: 0-0.5).
+    # fused linear + cross-entropy kernels (Liger, Apple Cut Cross-Entropy in Unsloth and
+    # axolotl): logits never materialised in full (notes §2.2: 0-0.5). torchtune's
+    # LinearCrossEntropyLoss is not one: it loops over chunks in eager PyTorch and keeps each
+    # chunk's fp32 log-softmax output, like "chunked".
     "fused": 0.5,
 }
 

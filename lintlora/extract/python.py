@@ -570,6 +570,12 @@ class _Extractor(SectionBuilders):
         training_canon = None
         if isinstance(tv, Obj) and tv.kind == "call":
             training_canon = tv.data
+        if training is not None and trainer_canon:
+            # the trainer class, for the estimator (DPO/ORPO/CPO run chosen and rejected together)
+            from dataclasses import replace as _replace
+
+            training = _replace(training, extra={**training.extra, "trainer_class": Setting(
+                trainer_canon, Origin.LITERAL, self.span(rec.node.func))})
         return TrainingSetup(
             path=self.path, kind=self.kind,
             framework=self.framework(found, trainer_canon, training_canon),
