@@ -57,9 +57,16 @@ class SourceFile:
 
 
 def _has_python_shebang(path: str) -> bool:
-    """Whether the file's first line is a ``#!`` line naming python (extensionless scripts)."""
+    """Whether the file's first line is a ``#!`` line naming python (extensionless scripts).
+
+    Only a regular file is opened (checked with ``stat`` first, and opened non-blocking): a
+    named pipe given as ``lintlora train`` would otherwise wait for a writer forever.
+    """
+    if not os.path.isfile(path):
+        return False
     try:
-        with open(path, "rb") as handle:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with open(fd, "rb") as handle:
             first = handle.readline(256)
     except OSError:
         return False

@@ -165,3 +165,22 @@ def test_walk_takes_regular_files_only(tmp_path):
             ("pipe.py", "python", True)]
     finally:
         server.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_extensionless_pipe_named_explicitly_is_not_opened(tmp_path):
+    """The shebang probe of an extensionless file must not open a FIFO (it would block)."""
+    import threading
+
+    os.mkfifo(tmp_path / "train")
+    found = []
+    worker = threading.Thread(target=lambda: found.append(discover([str(tmp_path / "train")])),
+                              daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    if worker.is_alive():  # unblock the reader so the test process can end
+        with open(tmp_path / "train", "wb"):
+            pass
+        pytest.fail("discover() blocked on a named pipe")
+    (files, _), = found
+    assert [(os.path.basename(f.path), f.kind) for f in files] == [("train", None)]
