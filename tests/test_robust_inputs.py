@@ -428,3 +428,20 @@ def test_an_exception_whose_message_fails_is_still_reported(tmp_path):
     (error,) = result.errors
     assert error.code == "LL999" and "Unprintable" in error.message
     assert result.exit_code() == 2
+
+
+def test_invalid_target_modules_pattern_is_not_an_internal_error(tmp_path):
+    """peft reads a string target_modules as a regular expression; an invalid one (here from
+    the fuzz run: ``all-linear**``) made the estimator raise re.error inside every rule that
+    asked for memory figures (LL999). The estimate now falls back to peft's default, noted."""
+    (tmp_path / "train.py").write_text(
+        "from transformers import AutoModelForCausalLM, TrainingArguments, Trainer\n"
+        "from peft import LoraConfig, get_peft_model\n"
+        "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+        "model = get_peft_model(model, LoraConfig(r=16, target_modules='all-linear**'))\n"
+        "args = TrainingArguments(output_dir='o', gradient_checkpointing=False)\n"
+        "Trainer(model=model, args=args).train()\n")
+    result = _lint(tmp_path, settings=Settings(gpu="rtx3090"))
+    assert result.errors == []
+    finding = _one(result, "LL001")
+    assert finding.estimate is not None and finding.estimate.peak_bytes
