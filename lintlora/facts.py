@@ -11,9 +11,55 @@ from dataclasses import dataclass
 from lintlora.training_setup import CallSite, Origin, Setting, Span, TrainingSetup
 
 __all__ = [
-    "Fact", "checkpointing", "is_quantized", "quant_bits", "DATA_PARALLEL_KINDS", "data_parallel",
-    "frozen_base", "Use", "fp16_uses", "dataloader_workers",
+    "Fact", "checkpointing", "is_quantized", "quant_bits", "DATA_PARALLEL_KINDS",
+    "WEAK_PARALLEL_KINDS", "data_parallel", "weak_parallel", "frozen_base", "Use", "fp16_uses",
+    "dataloader_workers", "LAUNCH_ORIGINS", "set_at_launch", "launch_hint", "added_tokens",
+    "has_hf_model",
 ]
+
+# ---- values the user sets at launch ----------------------------------------------------------
+
+LAUNCH_ORIGINS = frozenset({Origin.ARGPARSE_DEFAULT, Origin.DATACLASS_DEFAULT,
+                            Origin.FUNCTION_DEFAULT, Origin.ENV_DEFAULT})
+"""Origins of values that are defaults the user replaces without editing the file: argparse
+options (``HfArgumentParser``/``TrlParser`` fields included, see
+:mod:`lintlora.extract.pyargs`), dataclass fields, function parameters (``fire`` entry
+points and helpers) and environment variables."""
+
+
+def set_at_launch(setting: Setting | None) -> bool:
+    """Whether ``setting`` is a default the user may replace at launch (:data:`LAUNCH_ORIGINS`).
+
+    The policy every rule follows: a finding that rests on such a value says so
+    (:func:`launch_hint`) and is reported at ``info``, since the run the user launches may
+    well pass another value.
+    """
+    return setting is not None and setting.known and setting.origin in LAUNCH_ORIGINS
+
+
+def launch_hint(setting: Setting | None) -> str | None:
+    """How the user overrides a launch-time default, as a clause for messages:
+    ``"unless --gradient_checkpointing is passed at launch"``, ``"unless $LOCAL_RANK is set"``;
+    ``None`` when ``setting`` is not one (:func:`set_at_launch`)."""
+    if not set_at_launch(setting):
+        return None
+    assert setting is not None
+    source = (setting.source or "").strip()
+    first = source.split()[0].rstrip(":;,") if source else ""
+    if setting.origin is Origin.ARGPARSE_DEFAULT:
+        flag = first if first.startswith("-") else "the option"
+        return f"unless {flag} is passed at launch"
+    if setting.origin is Origin.ENV_DEFAULT:
+        var = first if first.startswith("$") else "the environment variable"
+        return f"unless {var} is set at launch"
+    if setting.origin is Origin.DATACLASS_DEFAULT:
+        field_name = source.rsplit(".", 1)[-1] if source else ""
+        if field_name.isidentifier():
+            return f"unless --{field_name} is passed at launch (the default of {source})"
+        return "unless the dataclass default is overridden at launch"
+    where = f" for {source}" if source else ""
+    return f"unless another value is passed{where}"
+
 
 
 @dataclass(frozen=True)
@@ -27,12 +73,16 @@ class Fact:
             "TrainingArguments default (False)").
         from_default: the answer rests on a library default or assumption, not on code the
             user wrote.
+        at_launch: when the answer rests on a default the user replaces at launch
+            (:func:`set_at_launch`), how: ``"unless --gradient_checkpointing is passed at
+            launch"``; ``None`` otherwise.
     """
 
     value: bool | None
     span: Span | None
     reason: str
     from_default: bool = False
+    at_launch: str | None = None
 
 
 def _call_enables(call: CallSite) -> bool | None:
@@ -53,20 +103,61 @@ def _call_enables(call: CallSite) -> bool | None:
     return None
 
 
+def _fsdp_checkpointing(setup: TrainingSetup) -> Fact | None:
+    """FSDP's own activation checkpointing, when the trainer shards with FSDP.
+
+    ``TrainingArguments(fsdp=..., fsdp_config={"activation_checkpointing": True})`` (the
+    ``fsdp_``-prefixed key is accepted too) checkpoints every wrapped layer in place of
+    ``gradient_checkpointing``: transformers ``training_args.py`` (5.24.0,
+    ``_process_fsdp_args``, which strips the ``fsdp_`` prefix and prefers it over the training
+    argument) and ``trainer.py`` (refuses both at once). ``None`` when FSDP is off; an unknown
+    answer when FSDP is on but its config cannot be read (a JSON file path, a variable).
+    """
+    training = setup.training
+    if training is None:
+        return None
+    fsdp = training.fsdp
+    if not (fsdp.known and fsdp.value not in (None, "", False, ())):
+        return None
+    cfg = training.extra.get("fsdp_config")
+    if cfg is None or (cfg.known and cfg.value is None):
+        return None
+    if not cfg.known or not isinstance(cfg.value, dict):
+        return Fact(None, cfg.span or cfg.key_span, "fsdp_config is not resolved (FSDP may checkpoint)")
+    for key in ("activation_checkpointing", "fsdp_activation_checkpointing"):
+        if cfg.value.get(key) is True:
+            return Fact(True, cfg.span or cfg.key_span, f"FSDP activation checkpointing (fsdp_config {key})")
+    return None
+
+
+def has_hf_model(setup: TrainingSetup) -> bool:
+    """Whether the setup trains a model that has transformers' checkpointing switch
+    (``gradient_checkpointing_enable``): a ``from_pretrained`` model of transformers, peft or
+    unsloth, an adapter config or peft wrapping, a trainer's arguments, or a framework config.
+    A hand-written loop over some other model (a torchvision ResNet) has none of these."""
+    return (setup.model is not None or setup.lora is not None or setup.training is not None
+            or setup.has_call("get_peft_model") or setup.has_call("prepare_model_for_kbit_training")
+            or setup.kind in ("yaml", "json"))
+
+
 def checkpointing(setup: TrainingSetup) -> Fact:
     """Whether activation (gradient) checkpointing is on for the training run.
 
     The trainer's ``gradient_checkpointing=True`` turns it on at ``train()`` time
     (transformers ``Trainer._inner_training_loop`` calls ``model.gradient_checkpointing_enable``
     when ``args.gradient_checkpointing``); ``False`` does *not* undo an earlier
-    ``model.gradient_checkpointing_enable()``. Explicit calls apply in source order, the last
-    one winning. A call whose arguments cannot be resolved makes the answer unknown only if no
-    later call settles it.
+    ``model.gradient_checkpointing_enable()``. FSDP's ``fsdp_config`` activation checkpointing
+    counts (:func:`_fsdp_checkpointing`). Explicit calls apply in source order, the last one
+    winning. A call whose arguments cannot be resolved makes the answer unknown only if no
+    later call settles it. An answer resting on a default the user sets at launch carries
+    :attr:`Fact.at_launch`. A hand-written loop with no checkpointing call is "off" only for a
+    transformers/peft model (:func:`has_hf_model`); for anything else it is unknown.
     """
     state: bool | None = False
     span: Span | None = None
     reason = ""
     decided = False
+    decider: Setting | None = None
     unknown_call: CallSite | None = None
     for call in sorted(setup.calls, key=lambda c: c.order):
         effect = _call_enables(call)
@@ -79,6 +170,7 @@ def checkpointing(setup: TrainingSetup) -> Fact:
             continue
         unknown_call = None
         state, span, decided = effect, call.span, True
+        decider = call.args.get("use_gradient_checkpointing")
         reason = f"{call.qualified_name.rsplit('.', 1)[-1]}()"
     trainer_gc: Setting = setup.get("training.gradient_checkpointing")
     if trainer_gc.known and trainer_gc.value:
@@ -86,19 +178,27 @@ def checkpointing(setup: TrainingSetup) -> Fact:
                     from_default=trainer_gc.origin.is_default)
     if decided and state:
         return Fact(True, span, reason)
+    fsdp = _fsdp_checkpointing(setup)
+    if fsdp is not None:
+        return fsdp
     if unknown_call is not None:
         return Fact(None, unknown_call.span, "an unresolved checkpointing argument")
     if decided and not state:
-        return Fact(False, span, reason)
+        return Fact(False, span, reason, from_default=set_at_launch(decider),
+                    at_launch=launch_hint(decider))
     if trainer_gc.known:
         if trainer_gc.origin is Origin.LIBRARY_DEFAULT:
-            return Fact(False, None, f"the default gradient_checkpointing=False ({trainer_gc.source})",
+            return Fact(False, trainer_gc.key_span,
+                        f"the default gradient_checkpointing=False ({trainer_gc.source})",
                         from_default=True)
         return Fact(False, trainer_gc.span or trainer_gc.key_span,
-                    "gradient_checkpointing=False", from_default=trainer_gc.origin.is_default)
+                    "gradient_checkpointing=False", from_default=trainer_gc.origin.is_default,
+                    at_launch=launch_hint(trainer_gc))
     if setup.training is None and setup.framework in ("torch", "transformers", "trl", "unsloth"):
-        # A hand-written loop with no checkpointing call: off, as PyTorch and transformers
-        # models start with checkpointing disabled.
+        if not has_hf_model(setup):
+            return Fact(None, None, "no transformers or peft model: nothing to switch checkpointing on")
+        # A hand-written loop with no checkpointing call: off, as transformers models start
+        # with checkpointing disabled.
         return Fact(False, None, "no checkpointing call in the script", from_default=True)
     return Fact(None, trainer_gc.span, "gradient_checkpointing could not be resolved")
 
@@ -130,20 +230,32 @@ def is_quantized(setup: TrainingSetup) -> bool | None:
 # ---- facts added for the rules (LL001-LL007) -------------------------------------------------
 
 DATA_PARALLEL_KINDS = frozenset(
-    {"accelerator", "env-rank", "deepspeed", "fsdp", "ddp-argument", "torchrun", "multi-gpu"}
+    {"accelerator", "env-rank", "deepspeed", "fsdp", "torchrun", "multi-gpu"}
 )
 """Evidence kinds (see :class:`lintlora.training_setup.Evidence`) meaning the script runs one
 process per GPU, each holding its own replica or shard of the model."""
 
+WEAK_PARALLEL_KINDS = frozenset({"ddp-argument", "env-read"})
+"""Evidence kinds that do not show multi-process training by themselves: ``ddp_*`` training
+arguments (often copied into single-GPU scripts; the Trainer ignores them in one process) and
+reads of ``RANK``/``LOCAL_RANK``/``WORLD_SIZE`` that feed nothing placing the model (the
+rank read to decide who logs)."""
+
 
 def data_parallel(setup: TrainingSetup) -> tuple:
-    """The launch evidence that the setup trains data-parallel (or sharded), in source order.
+    """The launch evidence that the setup trains data-parallel (or sharded), in source order:
+    the strong kinds only (:data:`DATA_PARALLEL_KINDS`).
 
     Empty when nothing in the file says so; that is not proof of a single process (a launcher
     outside the file can still start several), so rules that need this evidence stay silent
-    without it.
+    without it, and so they do with weak evidence alone (:func:`weak_parallel`).
     """
     return tuple(e for e in setup.launch if e.kind in DATA_PARALLEL_KINDS)
+
+
+def weak_parallel(setup: TrainingSetup) -> tuple:
+    """The weak launch evidence (:data:`WEAK_PARALLEL_KINDS`), in source order."""
+    return tuple(e for e in setup.launch if e.kind in WEAK_PARALLEL_KINDS)
 
 
 def frozen_base(setup: TrainingSetup) -> bool | None:
@@ -237,3 +349,23 @@ def dataloader_workers(setup: TrainingSetup) -> list[Use]:
             found.append(Use(f"num_workers{sep}{n.value}", None, n.span or n.key_span or loader.span,
                              setting=n))
     return found
+
+
+def added_tokens(setup: TrainingSetup) -> Use | None:
+    """Where the setup adds tokens to the vocabulary (so the embedding and output layers gain
+    rows that must be trained): a ``resize_token_embeddings``, ``add_tokens`` or
+    ``add_special_tokens`` call in a script, or a config key recorded by the dialects as
+    ``model.extra["added_tokens"]`` (axolotl ``tokens``/``special_tokens``/
+    ``added_tokens_overrides``, LLaMA-Factory ``add_tokens``/``add_special_tokens``/
+    ``new_special_tokens``/``resize_vocab``). ``None`` when nothing adds tokens.
+    """
+    for kind in ("resize_token_embeddings", "add_tokens"):
+        for call in setup.calls_of(kind):
+            if not call.synthetic:
+                name = call.qualified_name.rsplit(".", 1)[-1] or kind
+                return Use(f"{name}()", None, call.span, call=call)
+    extra = setup.model.extra if setup.model is not None else {}
+    s = extra.get("added_tokens")
+    if s is not None and s.known:
+        return Use(f"`{s.expr or 'tokens'}`", "model.added_tokens", s.key_span or s.span, setting=s)
+    return None

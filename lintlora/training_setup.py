@@ -293,7 +293,11 @@ class CallSite:
             ``"get_nb_trainable_parameters"``, ``"prepare_model_for_kbit_training"``,
             ``"enable_input_require_grads"``, ``"get_peft_model"``, ``"empty_cache"``,
             ``"model_move"`` (``.cuda()``/``.to(...)`` on a loaded model), ``"autocast"``,
-            ``"dataloader"``; plugins may add their own kinds.
+            ``"dataloader"``, ``"resize_token_embeddings"``, ``"add_tokens"``
+            (``add_tokens``/``add_special_tokens`` on a tokenizer), ``"trainable_parameter_count"``
+            (a hand-written count of the parameters that require grad:
+            ``sum(p.numel() for p in model.parameters() if p.requires_grad)``); plugins may add
+            their own kinds.
         qualified_name: the resolved name (``torch.cuda.empty_cache``) or, for method calls,
             ``<receiver>.<method>``.
         span: the call expression.
@@ -305,6 +309,13 @@ class CallSite:
         order: position in source order within the file (0-based), for "disabled then
             re-enabled" logic.
         synthetic: True for a call added by a fix being evaluated, not present in the source.
+        periodic: the call sits under an ``if`` that runs it only on some iterations of a
+            step/iteration counter: a modulo test (``if step % 100 == 0:``,
+            ``if (step + 1) % args.eval_every == 0:``; a divisor that resolves to 1 runs every
+            step and does not count) or an equality (``if step == 0:``,
+            ``if state.global_step == args.max_steps:``). Set by the Python extractor for
+            every kind; for a call inside a local helper, when every per-step call of the
+            helper is so guarded.
     """
 
     kind: str
@@ -316,6 +327,7 @@ class CallSite:
     receiver: str | None = None
     order: int = 0
     synthetic: bool = False
+    periodic: bool = False
 
 
 @dataclass(frozen=True)
@@ -323,8 +335,11 @@ class Evidence:
     """A fact about how the script is launched (data-parallel, sharded, ...).
 
     ``kind`` is one of ``"accelerator"`` (accelerate ``Accelerator()``), ``"env-rank"``
-    (``LOCAL_RANK``/``RANK``/``WORLD_SIZE`` read from the environment), ``"deepspeed"``,
-    ``"fsdp"``, ``"ddp-argument"`` (``ddp_*`` training arguments), ``"torchrun"``
+    (``LOCAL_RANK``/``RANK``/``WORLD_SIZE`` read from the environment and used to place the
+    model, start processes or branch on the world size), ``"env-read"`` (such a read that feeds
+    none of these, e.g. the rank read to decide who logs: weak evidence), ``"deepspeed"``,
+    ``"fsdp"``, ``"ddp-argument"`` (``ddp_*`` training arguments: weak evidence, often copied
+    into single-GPU scripts), ``"torchrun"``
     (``torch.distributed`` initialisation or a launcher named in the file), ``"multi-gpu"``
     (a config's device count above one).
     """
@@ -355,7 +370,9 @@ class TrainingSetup:
         calls: code-level calls in source order (see :class:`CallSite`).
         launch: data-parallel / sharding evidence.
         is_training: whether the file trains (a Trainer, a ``.backward()``, a training config);
-            rules about training stay silent on inference-only scripts.
+            rules about training stay silent on inference-only scripts. A trainer the file only
+            evaluates or predicts with (``.evaluate()``/``.predict()``, never ``.train()``) does
+            not train.
     """
 
     path: str

@@ -25,6 +25,11 @@ from lintlora.training_setup import Origin
 
 __all__ = ["ArgumentSources"]
 
+_CLI_PARSE_METHODS = frozenset({"parse_args_into_dataclasses", "parse_args_and_config",
+                                "parse_args_and_config_into_dataclasses"})
+"""``HfArgumentParser``/``TrlParser`` methods that read the command line (and, for TrlParser,
+a ``--config`` file named at launch)."""
+
 
 class ArgumentSources:
     """Resolver methods for arguments that come from parsers, dataclasses and files."""
@@ -231,11 +236,24 @@ class ArgumentSources:
                 return fields[attr]
             lib = self.library_base(cls.data)
             if lib is not None:
-                return self.library_default(lib, attr, node)
+                return self._parsed_default(inst, self.library_default(lib, attr, node), attr)
             return Unknown(node, f"{cls.data.name} has no field `{attr}`")
         if isinstance(cls, Obj) and cls.kind == "qual":
-            return self.library_default(cls.data, attr, node)
+            return self._parsed_default(inst, self.library_default(cls.data, attr, node), attr)
         return Unknown(node, "instance of an unresolved class")
+
+    def _parsed_default(self, inst: Obj, v: V, attr: str) -> V:
+        """A library default read through ``HfArgumentParser``/``TrlParser`` command-line parsing
+        is an argparse default: the parser turns every dataclass field into a ``--attr`` option
+        whose default is the field's (transformers ``hf_argparser.py``, ``_parse_dataclass_field``),
+        so the user sets it at launch. Its source names the option, then the library citation."""
+        node = inst.node
+        if not (isinstance(v, Const) and v.origin is Origin.LIBRARY_DEFAULT and inst.extra is None
+                and type(node) is cst.Call and type(node.func) is cst.Attribute
+                and node.func.attr.value in _CLI_PARSE_METHODS):
+            return v
+        return Const(v.value, Origin.ARGPARSE_DEFAULT, None,
+                     f"--{attr}: a command-line option; default from {v.source}")
 
     # ---- recognised constructors ------------------------------------------------------------
     def call_kwargs(self, call: cst.Call, env: Env, order: int,

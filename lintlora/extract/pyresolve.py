@@ -35,7 +35,11 @@ from lintlora.extract.pyvalues import (  # noqa: F401 - re-exported for the extr
 from lintlora.extract.qualnames import (  # noqa: F401 - re-exported for the extractor
     _BUILTINS, _CALL_OBJECTS, _MODEL_FLOW, _UNPACKED_LOADERS, DEFAULTS_CLASS, canonical,
 )
+from lintlora.extract.pysetters import SETTERS as _SETTERS
 from lintlora.training_setup import Origin
+
+_TA_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "TRLConfig"})
+"""Defaults entries of the training-argument classes (they all inherit the ``set_*`` helpers)."""
 
 __all__ = ["DType", "V", "Const", "Unknown", "Obj", "DictV", "SeqV", "Env", "Frame", "Resolver",
            "weakest", "INF"]
@@ -1108,6 +1112,10 @@ class Resolver(ArgumentSources):
                     return self._hf_parse(recv, method, node, env, order, pos, kw)
                 if canon in _MODEL_FLOW and method in _FLOW_METHODS:
                     return recv
+                if method in _SETTERS and DEFAULTS_CLASS.get(canon) in _TA_CLASSES:
+                    return recv  # TrainingArguments.set_training(...) and co. return self
+            if kind == "instance" and method in _SETTERS:
+                return recv
             if kind == "argparse_group" and method in ("add_argument_group",
                                                        "add_mutually_exclusive_group"):
                 return Obj("argparse_group", recv.data, node, env)

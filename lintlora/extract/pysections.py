@@ -344,7 +344,12 @@ class SectionBuilders:
         fields: dict[str, Setting] = {}
         from lintlora.extract.pyresolve import Unknown
 
+        writes = self.apply_object_writes(inst, {})
         for name in _TA_FIELDS:
+            written = next((writes[n] for n in _TA_ALIASES.get(name, (name,)) if n in writes), None)
+            if written is not None:
+                fields[name] = self.setting(written[0], written[1], written[2], name)
+                continue
             v = r.getattr(inst, name, None)
             if isinstance(v, Unknown) and v.reason.endswith("not tabulated"):
                 continue  # not a parameter of this class (packing on TrainingArguments)
@@ -376,27 +381,103 @@ class SectionBuilders:
         return ev
 
     def apply_object_writes(self, obj: Any, args: dict) -> dict:
-        """``training_args.gradient_checkpointing = True`` after the object is built."""
+        """The arguments of a config object after what the script does to it once built:
+        ``training_args.gradient_checkpointing = True`` and, for training arguments, the
+        ``set_training``/``set_optimizer``/``set_lr_scheduler``/``set_dataloader`` helpers
+        (:mod:`lintlora.extract.pysetters`: each resets the fields it covers that the call
+        leaves out). Applied in source order, the last write winning; a write under a
+        condition the file does not decide makes the value unknown.
+
+        ``obj`` is the object (a recognised call, or an instance from an argument parser);
+        ``args`` maps argument names to ``(value, key node, value node)`` and is returned
+        updated (a write to one of the ``gradient_checkpointing``/``activation_checkpointing``
+        names replaces both). In transformers 5.24 the Trainer reads ``activation_checkpointing``
+        and the old name is synced only in ``__post_init__``, so an assignment to
+        ``gradient_checkpointing`` after construction no longer reaches it there; earlier
+        releases read ``gradient_checkpointing`` itself. lintlora takes the assignment at its
+        word (the reading that cannot produce a false "off").
+        """
         import libcst as cst
-        from lintlora.extract.pyresolve import Obj
+        from lintlora.extract.pyresolve import Const, Obj, Unknown
+        from lintlora.extract.pysetters import SETTER_SOURCE, SETTERS, setter_fields
 
         r = self.r
         out = dict(args)
-        for m in self.index.mutations:
-            if m.kind != "setattr" or type(m.root) is not cst.Name:
-                continue
-            target = r.ev(m.root, Env_of(r, m), m.order)
-            if isinstance(target, Obj) and target.kind == "call" and target.node is obj.node:
-                state, _d = r.guard_state(m.guards, m.scope, None)
-                if state is False:
+
+        def targets(node: Any, env: Any, order: int) -> bool:
+            target = r.ev(node, env, order)
+            if not (isinstance(target, Obj) and target.kind == obj.kind and target.node is obj.node):
+                return False
+            if target.kind == "call":
+                return True
+            # two dataclasses parsed by one call share its node: compare the classes
+            a, b = target.data, obj.data
+            return target.kind == "instance" and isinstance(a, Obj) and isinstance(b, Obj) \
+                and a.kind == b.kind and (a.data is b.data or a.data == b.data)
+
+        def when(guards: tuple, scope: Any, node: Any) -> str | None:
+            """"skip", "unknown" or None (runs) for a write under ``guards``."""
+            state, _d = r.guard_state(guards, scope, None)
+            if state is False:
+                return "skip"
+            return "unknown" if state is None else None
+
+        def put(key: str, value: Any, key_node: Any, value_node: Any) -> None:
+            for group in _TA_ALIASES.values():
+                if key in group:
+                    for other in group:
+                        out.pop(other, None)
+            out[key] = (value, key_node, value_node)
+
+        events: list[tuple[int, int, Any]] = []
+        for i, m in enumerate(self.index.mutations):
+            if m.kind == "setattr" and type(m.root) is cst.Name:
+                events.append((m.order, i, m))
+        training = getattr(obj, "kind", None) == "instance" or getattr(obj, "data", None) in _TRAINING_ARGS
+        if training:
+            for i, rec in enumerate(self.index.calls):
+                if rec.method in SETTERS:
+                    events.append((rec.order, len(self.index.mutations) + i, rec))
+        events.sort(key=lambda e: (e[0], e[1]))
+        for _order, _i, ev in events:
+            if not hasattr(ev, "method"):  # an attribute assignment
+                m = ev
+                if not targets(m.root, Env_of(r, m), m.order):
+                    continue
+                state = when(m.guards, m.scope, m.node)
+                if state == "skip":
                     continue
                 value = r.ev(m.value, Env_of(r, m), m.order)
-                if state is None:
-                    from lintlora.extract.pyresolve import Unknown
-
+                if state == "unknown":
                     value = Unknown(m.value, f"set under a condition at line "
                                              f"{(self.span(m.node) or Span('', 0)).line}")
-                out[m.key] = (value, m.node, m.value)
+                put(m.key, value, m.node, m.value)
+                continue
+            rec = ev
+            env = r.env_for(rec)
+            if not targets(rec.node.func.value, env, rec.order):
+                continue
+            state = when(rec.guards, rec.scope, rec.node)
+            if state == "skip":
+                continue
+            method = rec.method
+            positional = tuple(p for p, _f, _d in SETTERS[method])
+            passed, complete, _u = r.call_kwargs(rec.node, env, rec.order, positional)
+            line = (self.span(rec.node) or Span("", 0)).line
+            for field_name, (param, value, given) in setter_fields(method, passed).items():
+                if given:
+                    v, key_node, value_node = value
+                elif not complete:
+                    v, key_node, value_node = (Unknown(rec.node, f"{method}() may get `{param}` "
+                                                                 "through **kwargs"), rec.node, None)
+                else:
+                    v = Const(value, Origin.LIBRARY_DEFAULT, None,
+                              SETTER_SOURCE.format(method=method) + f": the call at line {line} "
+                              f"leaves `{param}` out, which resets it to {value!r}")
+                    key_node, value_node = rec.node, None
+                if state == "unknown":
+                    v = Unknown(rec.node, f"{method}() runs under a condition at line {line}")
+                put(field_name, v, key_node, value_node)
         return out
 
     def lora_section(self, v: Any) -> Lora | None:

@@ -115,6 +115,7 @@ class _Found:
     dataloaders: list = field(default_factory=list)
     calls: list = field(default_factory=list)       # (record, kind, qualified name)
     evidence: list = field(default_factory=list)    # Evidence
+    env_reads: list = field(default_factory=list)   # (node, key, how): rank/world-size reads
     training_signals: int = 0
     unsloth: bool = False
     canon: dict = field(default_factory=dict)       # id(record) -> canonical name
@@ -203,14 +204,27 @@ class _Extractor(SectionBuilders):
                     continue
             if method is not None:
                 self.add_method_call(f, rec, method, canon)
+            elif type(func) is cst.Name and func.value == "sum" and rec.node.args:
+                # sum(p.numel() for p in model.parameters() if p.requires_grad): a hand-written
+                # trainable-parameter count
+                v = r.ev(func, env, rec.order)
+                arg = self.text(rec.node.args[0].value)
+                if isinstance(v, Obj) and v.kind == "builtin" and "numel" in arg \
+                        and "requires_grad" in arg:
+                    f.calls.append((rec, "trainable_parameter_count",
+                                    "sum(p.numel() ... if p.requires_grad)"))
             elif type(func) is cst.Name and func.value in ("print_trainable_parameters",
                                                            "get_nb_trainable_parameters"):
                 # the helper peft's notebooks define and scripts copy: it prints the same count
                 v = r.ev(func, env, rec.order)
                 if isinstance(v, Obj) and v.kind == "scope":
                     f.calls.append((rec, func.value, f"{func.value} (local helper)"))
+        from lintlora.extract.pyrank import rank_evidence
+
         for node, key, scope, order in self.index.env_reads:
-            f.evidence.append(Evidence("env-rank", self.span(node), f"os.environ[{key!r}]"))
+            f.env_reads.append((node, key, f"os.environ[{key!r}]"))
+        f.env_reads.sort(key=lambda read: self.positions.get(read[0]) or (0, 0, 0, 0))
+        f.evidence.extend(rank_evidence(self, f.env_reads, f.canon, self.index.calls))
         return f
 
     def local_class_kind(self, cls: Any) -> str | None:
@@ -283,8 +297,8 @@ class _Extractor(SectionBuilders):
             if args:
                 key = self.r.ev(args[0].value, self.r.env_for(rec), rec.order)
                 if getattr(key, "value", None) in _ENV_KEYS:
-                    f.evidence.append(Evidence("env-rank", self.span(rec.node),
-                                               f"{canon}({key.value!r})"))  # type: ignore[union-attr]
+                    f.env_reads.append((rec.node, key.value,  # type: ignore[union-attr]
+                                        f"{canon}({key.value!r})"))  # type: ignore[union-attr]
             return True
         return False
 
@@ -295,6 +309,18 @@ class _Extractor(SectionBuilders):
                       "print_trainable_parameters", "get_nb_trainable_parameters",
                       "enable_input_require_grads"):
             f.calls.append((rec, method, None))
+            return
+        if method == "resize_token_embeddings":
+            f.calls.append((rec, "resize_token_embeddings", None))
+            return
+        if method in ("add_tokens", "add_special_tokens"):
+            f.calls.append((rec, "add_tokens", None))
+            return
+        if method == "numel" and any(
+                g.kind == "if" and g.polarity and "requires_grad" in self.text(g.test)
+                for g in rec.guards):
+            # `if p.requires_grad: trainable += p.numel()`: a hand-written trainable count
+            f.calls.append((rec, "trainable_parameter_count", None))
             return
         if method in ("activation_checkpointing_enable", "activation_checkpointing_disable"):
             # transformers 5.24's new names for gradient_checkpointing_enable/disable
@@ -424,7 +450,7 @@ class _Extractor(SectionBuilders):
                                               receiver, 0)))
             in_loop, per_step = self.loop_context(rec)
             out.append((rec, CallSite(kind, qual or "", self.span(rec.node), in_loop, per_step,
-                                      args, receiver, 0)))
+                                      args, receiver, 0, periodic=self.periodic(rec))))
         # execution order: statement order, then inner calls (which end first) before outer ones
         def key(item: tuple) -> tuple:
             rec, call = item
@@ -435,6 +461,46 @@ class _Extractor(SectionBuilders):
         import dataclasses
 
         return tuple(dataclasses.replace(c, order=i) for i, (_rec, c) in enumerate(out))
+
+    def periodic(self, rec: Any, depth: int = 0) -> bool:
+        """Whether an ``if`` inside the call's innermost loop (or per-step hook) runs it only on
+        some steps (:mod:`lintlora.extract.pyguards`); for a call in a local helper that is
+        not itself so guarded, whether every call of the helper in a loop or hook is."""
+        import libcst as cst
+
+        from lintlora.extract.pyguards import periodic_test
+        from lintlora.extract.pyresolve import Const
+
+        r = self.r
+        env = r.env_for(rec)
+        targets: set[str] = set()
+        frame = rec.loop
+        while frame is not None:
+            node = frame.node
+            if type(node) is cst.For:
+                stack = [node.target]
+                while stack:
+                    t = stack.pop()
+                    if type(t) is cst.Name:
+                        targets.add(t.value)
+                    elif type(t) in (cst.Tuple, cst.List):
+                        stack.extend(el.value for el in t.elements)
+            frame = frame.parent
+
+        def divisor(node: Any) -> object:
+            v = r.ev(node, env, rec.order)
+            return v.value if isinstance(v, Const) else None
+
+        for g in reversed(rec.guards):
+            if g.kind == "loop":
+                break
+            if g.kind == "if" and periodic_test(g.test, g.polarity, divisor, frozenset(targets)):
+                return True
+        if depth < 2 and rec.scope.kind == "function" and rec.loop is None and rec.hook is None:
+            sites = [site for site in self.r.call_sites(rec.scope)[:16]
+                     if site.loop is not None or site.hook is not None]
+            return bool(sites) and all(self.periodic(site, depth + 1) for site in sites)
+        return False
 
     def loop_context(self, rec: Any) -> tuple[bool, bool]:
         in_loop = rec.loop is not None
@@ -581,7 +647,28 @@ class _Extractor(SectionBuilders):
             framework=self.framework(found, trainer_canon, training_canon),
             anchor=self.span(rec.node), model=model, quantization=quant, lora=lora,
             training=training, dataloaders=dataloaders, calls=calls,
-            launch=evidence + tuple(tevidence), is_training=True)
+            launch=evidence + tuple(tevidence), is_training=self.trainer_trains(rec))
+
+    def trainer_trains(self, rec: Any) -> bool:
+        """False only for a trainer the file evaluates or predicts with and never trains:
+        ``Trainer(...).evaluate()`` with no ``.train()`` on it (nor on a receiver lintlora
+        cannot follow, which may be this trainer handed to a helper). A trainer the file never
+        calls a method on stays a training setup (it may be run elsewhere)."""
+        from lintlora.extract.pyresolve import Obj
+
+        r = self.r
+        evaluated = False
+        for call in self.index.calls:
+            if call.method not in ("train", "evaluate", "predict"):
+                continue
+            recv = r.ev(call.node.func.value, r.env_for(call), call.order)
+            this = isinstance(recv, Obj) and recv.kind == "call" and recv.node is rec.node
+            if call.method == "train":
+                if this or not isinstance(recv, Obj):
+                    return True
+            elif this:
+                evaluated = True
+        return not evaluated
 
     def model_from_string(self, mv: tuple, model_init_kwargs: Any, trainer_args: dict,
                           found: _Found) -> tuple[ModelLoad, Quantization | None]:

@@ -58,24 +58,33 @@ _YAML_GC_KEY = {"axolotl": "gradient_checkpointing", "torchtune": "enable_activa
 TrainingArguments name; LLaMA-Factory's default is on)."""
 
 
-def _launch_default(setting: Setting) -> bool:
-    """A value the user sets at launch: an argparse/env/dataclass/function default."""
-    return setting.known and setting.origin in (Origin.ARGPARSE_DEFAULT, Origin.ENV_DEFAULT,
-                                                Origin.DATACLASS_DEFAULT, Origin.FUNCTION_DEFAULT)
+def _launch_words(setting: Setting) -> str:
+    """``argparse default of --gc`` / ``dataclass default of Args.gc``: where a launch-time
+    default comes from, for messages."""
+    origin = setting.origin.value.replace("-", " ")
+    return f"{origin} of {setting.source}" if setting.source else origin
 
 
 def _reason(setup: TrainingSetup, fact: facts.Fact) -> str:
     """What turned checkpointing off, in the file's own spelling."""
     call = _deciding_call(setup, fact.span)
     if call is not None and call.kind == "prepare_model_for_kbit_training":
+        arg = call.args.get("use_gradient_checkpointing")
+        if facts.set_at_launch(arg):
+            assert arg is not None
+            written = arg.expr or "use_gradient_checkpointing"
+            return (f"prepare_model_for_kbit_training(use_gradient_checkpointing={written}) and "
+                    f"{written} defaults to False ({_launch_words(arg)})")
         return "prepare_model_for_kbit_training(use_gradient_checkpointing=False)"
     if call is not None and call.kind == "gradient_checkpointing_disable":
         return "gradient_checkpointing_disable() is the last checkpointing call"
     reason = fact.reason
     trainer = setup.get("training.gradient_checkpointing")
-    if _launch_default(trainer) and fact.span == trainer.span:
+    if trainer.origin is Origin.LIBRARY_DEFAULT and trainer.source and ".set_training" in trainer.source:
+        return f"set_training(...) resets gradient_checkpointing to False ({trainer.source})"
+    if facts.set_at_launch(trainer) and fact.span == (trainer.span or trainer.key_span):
         written = f"gradient_checkpointing={trainer.expr}" if trainer.expr else "gradient_checkpointing"
-        reason = f"{written}, False by default ({trainer.origin.value} of {trainer.source or 'the value'})"
+        reason = f"{written} defaults to False ({_launch_words(trainer)})"
     if setup.kind in ("yaml", "json"):
         if trainer.known and trainer.origin is Origin.LIBRARY_DEFAULT:
             where = f" ({trainer.source})" if trainer.source else ""
@@ -134,9 +143,12 @@ def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
     if framework == "unsloth":
         return ('Pass use_gradient_checkpointing="unsloth" (or True) to FastLanguageModel.get_peft_model.')
     trainer = setup.get("training.gradient_checkpointing")
-    if setup.training is not None and _launch_default(trainer) and fact.span == trainer.span:
-        text = (f"Turn it on where the value comes from: pass {trainer.source or 'the option'} at launch or "
-                "make its default True")
+    if setup.training is not None and facts.set_at_launch(trainer) \
+            and fact.span == (trainer.span or trainer.key_span):
+        how = (fact.at_launch or "").replace("unless ", "", 1).replace(" is passed at launch", " at launch")
+        how = how.replace(" is set at launch", " at launch")
+        text = (f"Turn it on where the value comes from: pass {how or 'the option at launch'}, or make its "
+                "default True in the script")
         if frozen:
             text += (', and add gradient_checkpointing_kwargs={"use_reentrant": False} to the training '
                      "arguments (or call model.enable_input_require_grads()): on a frozen base, reentrant "
@@ -145,6 +157,12 @@ def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
         else:
             text += "."
         return text
+    if setup.training is not None and trainer.source and ".set_training" in trainer.source:
+        text = ("Pass gradient_checkpointing=True (activation_checkpointing=True from transformers 5.24) to "
+                "the set_training(...) call: it resets every training field it is not given")
+        if frozen:
+            text += ', and gradient_checkpointing_kwargs={"use_reentrant": False} to the training arguments'
+        return text + "."
     if setup.training is not None:
         text = "Pass gradient_checkpointing=True to the training arguments"
         if frozen:
@@ -187,8 +205,9 @@ class GradientCheckpointingOff(Rule):
         figures = context.figures(setup, fixed)
         capacity = figures.gpu_memory_bytes
 
-        parts = [f"Gradient checkpointing is off: {_reason(setup, fact)}. Every layer keeps its activations "
-                 "until the backward pass."]
+        when = f" {fact.at_launch}" if fact.at_launch else ""
+        parts = [f"Gradient checkpointing is off{when}: {_reason(setup, fact)}. Every layer keeps its "
+                 "activations until the backward pass."]
         before = context.estimate(setup)
         after = context.estimate(fixed) if fixed is not None else None
         if figures.peak_bytes is not None and figures.peak_after_fix_bytes is not None:
@@ -222,6 +241,11 @@ class GradientCheckpointingOff(Rule):
             severity = Severity.INFO
             parts.append(f"The estimate fits on the {figures.gpu or 'GPU'} ({gib(capacity)}) as written, "
                          "so this matters only if you need the headroom (longer sequences, bigger batches).")
+
+        if fact.at_launch and severity is not Severity.INFO:
+            # the run may well be launched with checkpointing on: say so, at info (facts.set_at_launch)
+            severity = Severity.INFO
+            parts.append("Reported as info: the value is a default chosen at launch.")
 
         span = fact.span or (setup.training.span if setup.training is not None else None) \
             or setup.anchor or (setup.model.span if setup.model is not None else None)

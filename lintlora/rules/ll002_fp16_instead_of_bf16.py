@@ -17,13 +17,14 @@ named; silent on GPUs without bf16 (T4, V100), where float16 is the right choice
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
 from lintlora.findings import Finding, Severity
 from lintlora.rules._text import join_words
 from lintlora.rules.base import Rule
-from lintlora.training_setup import CallSite, Setting, TrainingSetup
+from lintlora.training_setup import Setting, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -54,9 +55,8 @@ def _fixed_setup(setup: TrainingSetup, uses: list[facts.Use]) -> TrainingSetup:
             fixed = fixed.set(use.path, "bfloat16", "LL002 fix")
     if any(u.call is not None for u in uses):
         calls = tuple(
-            CallSite(c.kind, c.qualified_name, c.span, c.in_loop, c.in_step_callback,
-                     {**dict(c.args), "dtype": Setting.assumed("bfloat16", "LL002 fix")},
-                     c.receiver, c.order, True)
+            dataclasses.replace(c, args={**dict(c.args), "dtype": Setting.assumed("bfloat16", "LL002 fix")},
+                                synthetic=True)
             if c.kind == "autocast" and c.args.get("dtype") is not None and c.args["dtype"].is_("float16")
             else c
             for c in fixed.calls
@@ -113,6 +113,11 @@ class Fp16InsteadOfBf16(Rule):
             where = "no GPU was named" if gpu is None else f"bf16 support of the {gpu.name} is not known"
             message = (f"Trains in float16 ({what}); if your GPU is Ampere or newer (A100, RTX 30xx/40xx, "
                        f"L4, H100...), use bfloat16 instead: {why}. ({where}: pass --gpu to decide.)")
+        hints = [facts.launch_hint(u.setting) for u in uses]
+        if all(hints):
+            # every float16 use is a default chosen at launch (facts.set_at_launch): info
+            severity = Severity.INFO
+            message += " " + " ".join(f"{u.what} applies {h}." for u, h in zip(uses, hints))
         first = uses[0]
         rests_on = tuple(f"{u.what} ({u.setting.origin.value})" for u in uses
                          if u.setting is not None and u.setting.origin.is_default)

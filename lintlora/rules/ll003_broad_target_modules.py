@@ -19,6 +19,15 @@ What each spelling costs (peft 0.13-0.17, unchanged since):
 - ``target_modules`` under unsloth: unsloth moves them to ``modules_to_save`` and trains them in
   full (unslothai/unsloth#1093).
 
+Silent when the setup adds tokens to the vocabulary (:func:`lintlora.facts.added_tokens`:
+``resize_token_embeddings``/``add_tokens``/``add_special_tokens`` calls, axolotl ``tokens`` /
+``special_tokens`` / ``added_tokens_overrides``, LLaMA-Factory ``add_tokens`` /
+``add_special_tokens`` / ``new_special_tokens`` / ``resize_vocab``): the new rows of the
+embedding and output layers must then be trained, which is what these lists do (axolotl refuses
+changed special tokens with an adapter unless ``lora_modules_to_save`` lists both layers). A
+pattern matching every module is still reported. A list that is a default chosen at launch
+(:func:`lintlora.facts.set_at_launch`) is reported at info.
+
 Counts come from :func:`lintlora.estimate.params.count_trainable` on the model's architecture,
 the memory cost from the estimator run with and without the broad entries. With the model
 unknown the rule still reports, without a count, and says so.
@@ -26,10 +35,12 @@ unknown the rule still reports, without a count, and says so.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
+from lintlora import facts
 from lintlora.findings import Finding, Severity
 from lintlora.rules._text import count, gib, join_words
 from lintlora.rules.base import Rule
@@ -178,6 +189,13 @@ def _counts(arch: Any, r: int, targets: Any, saves: Any, use_dora: bool) -> Any:
         return None
 
 
+def _as_list(value: Any) -> list:
+    """A module list as a list: a tuple/list as is, one string as a list of one, else empty."""
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value] if isinstance(value, str) else []
+
+
 def _layer_words(entries: Iterable[str]) -> str:
     return join_words([f"`{e}`" for e in entries])
 
@@ -210,6 +228,9 @@ class BroadTargetModules(Rule):
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training or setup.lora is None:
             return
+        # tokens added to the vocabulary: the embedding and output layers gain rows that must
+        # be trained, the case this rule's own fix says to keep (axolotl even requires it)
+        adds = facts.added_tokens(setup)
         arch = context.architecture(setup)
         lora = setup.lora
         dora = lora.use_dora.known and lora.use_dora.value is True
@@ -220,12 +241,24 @@ class BroadTargetModules(Rule):
 
         if targets.known:
             broad = broad_entries(targets.value, arch, setup.framework)
-            if broad:
-                yield self._targets_finding(context, setup, arch, broad, saves_value, dora)
-        if saves.known and saves.value:
+            if broad and not (adds is not None and not (
+                    broad.pattern is not None and _matches_everything(broad.pattern))):
+                yield self._launch(self._targets_finding(context, setup, arch, broad, saves_value, dora),
+                                   targets)
+        if saves.known and saves.value and adds is None:
             broad = broad_entries(saves.value, arch, setup.framework, save=True)
             if broad:
-                yield self._saves_finding(context, setup, arch, broad, targets_value, dora)
+                yield self._launch(self._saves_finding(context, setup, arch, broad, targets_value, dora),
+                                   saves)
+
+    @staticmethod
+    def _launch(finding: Finding, setting: Setting) -> Finding:
+        """A finding resting on a list chosen at launch (facts.set_at_launch): said so, at info."""
+        hint = facts.launch_hint(setting)
+        if hint is None:
+            return finding
+        return dataclasses.replace(finding, severity=Severity.INFO,
+                                   message=f"{finding.message} The list is a default chosen at launch: {hint}.")
 
     # ---- modules_to_save -------------------------------------------------------------------------
     def _saves_finding(self, context: "Context", setup: TrainingSetup, arch: Any, broad: Broad,
@@ -316,7 +349,7 @@ class BroadTargetModules(Rule):
         if unsloth and broad.pattern is None:
             # unsloth: the named embedding/output layers become fully trained copies
             count_before = ([v for v in before_targets if v not in broad.entries] or None,
-                            list(saves_value or ()) + list(broad.entries))
+                            _as_list(saves_value) + list(broad.entries))
         parts += self._count_sentences(context, setup, fixed, arch, count_before,
                                        (fixed_targets, saves_value), dora, needs_r=True)
         return self.finding(

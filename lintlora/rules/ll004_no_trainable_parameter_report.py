@@ -2,7 +2,7 @@
 
 Flags a Python script (or notebook) that wraps a model with ``peft.get_peft_model`` or
 ``peft.prepare_model_for_kbit_training`` and never calls ``print_trainable_parameters()`` or
-``get_nb_trainable_parameters()``. The count is the cheapest check that the adapters sit where
+``get_nb_trainable_parameters()``, nor counts the parameters that require grad by hand. The count is the cheapest check that the adapters sit where
 intended: a typo in ``target_modules`` (peft adapts nothing it cannot find, or raises), an
 embedding trained in full (QwenLM/Qwen#797: 28% of parameters trainable whatever the rank), or
 a frozen model that trains nothing all show up in it. The message states the line the setup
@@ -30,7 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["NoTrainableParameterReport", "expected_count"]
 
 _WRAPPERS = ("get_peft_model", "prepare_model_for_kbit_training")
-_REPORTS = ("print_trainable_parameters", "get_nb_trainable_parameters")
+_REPORTS = ("print_trainable_parameters", "get_nb_trainable_parameters", "trainable_parameter_count")
+"""Call kinds that report the count: peft's two methods, and a hand-written count of the
+parameters that require grad (``sum(p.numel() for p in model.parameters() if p.requires_grad)``,
+or ``numel()`` summed under ``if p.requires_grad``), which a script prints or logs itself."""
 
 
 def expected_count(setup: TrainingSetup, arch: Any) -> tuple[Any, str | None]:

@@ -49,7 +49,7 @@ _PER_RANK_MAP = ('device_map={"": int(os.environ.get("LOCAL_RANK", 0))} (or {"":
 
 _EVIDENCE_WORDS = {
     "accelerator": "creates an accelerate Accelerator",
-    "env-rank": "reads the process rank / world size from the environment",
+    "env-rank": "places or launches processes by the rank / world size it reads from the environment",
     "deepspeed": "configures DeepSpeed",
     "fsdp": "configures FSDP",
     "ddp-argument": "passes ddp_* training arguments",
@@ -146,6 +146,10 @@ class DeviceMap(Rule):
         rests_on = (f"{_map_text(dm.value)} ({dm.origin.value}{', ' + dm.source if dm.source else ''})",) \
             if dm.known and dm.origin.is_default else ()
 
+        # a map that is a default chosen at launch: said so, at info (facts.set_at_launch)
+        hint = facts.launch_hint(dm)
+        at_launch = f" This is {_map_text(dm.value)} {hint}." if hint else ""
+
         # (a) a map splitting the model, under data-parallel training
         if evidence and kind["splits"] and setup.is_training and not launch_decided:
             qual = f" For a {bits}-bit model accelerate blocks this on purpose." if quantized else ""
@@ -154,11 +158,11 @@ class DeviceMap(Rule):
                 f"{_map_text(dm.value)} splits one model over several GPUs inside one process, but "
                 f"{_evidence_phrase(evidence)}, so it trains data-parallel: DistributedDataParallel needs a "
                 f"full replica per process, and accelerate refuses to prepare a model spread over devices "
-                f"(accelerate#1802).{qual}",
+                f"(accelerate#1802).{qual}{at_launch}",
                 fix=(f"Load one full replica per process with {_PER_RANK_MAP}; or keep {_map_text(dm.value)} "
                      "and run a single process (python train.py, or accelerate launch --num_processes 1)."),
                 fixed_setup=setup.set("model.device_map", None, "LL005 fix: one replica per process"),
-                severity=Severity.ERROR, rests_on=rests_on,
+                severity=Severity.INFO if hint else Severity.ERROR, rests_on=rests_on,
             )
 
         # (b) everything on GPU 0, under data-parallel training
@@ -209,6 +213,12 @@ class DeviceMap(Rule):
                 message = (f"{lead}, for a model being trained: offloaded layers are copied to the GPU on "
                            f"every forward pass, which makes each step many times slower.{fit}")
                 severity = Severity.WARNING
+            flag_hint = facts.launch_hint(flag) if flag_on else None
+            if (hint or not kind["offloaded"]) and (flag_hint or not flag_on):
+                # every offload in the message is a default chosen at launch
+                message += "".join(f" This is {w} {h}." for w, h in (
+                    (_map_text(dm.value), hint), ("llm_int8_enable_fp32_cpu_offload=True", flag_hint)) if h)
+                severity = Severity.INFO
             yield self.finding(
                 context, setup, span, message,
                 fix=('Keep the whole model on the GPU (device_map={"": 0}, or {"": local_rank} per process) '

@@ -58,15 +58,20 @@ class DataloaderWorkers(Rule):
                 bound = f"more than the {cpus} CPUs given"
             else:
                 severity = Severity.INFO
-                bound = f"more than {DEFAULT_MAX_WORKERS}"
+                bound = (f"more than {DEFAULT_MAX_WORKERS} workers (the limit used when the host's CPU count "
+                         "is not given with --cpus)")
             suggestion = min(limit, DEFAULT_MAX_WORKERS, max(1, n // 4))
+            hint = facts.launch_hint(use.setting)
+            at_launch = f" This count is a default chosen at launch: {hint}." if hint else ""
+            if hint:
+                severity = Severity.INFO
             yield self.finding(
                 context, setup, use.span,
                 f"{use.what} starts {n} worker processes, {bound}: each holds its own copy of the dataset "
                 f"object in host RAM (copy-on-write pages are copied once Python touches them), so an "
                 f"in-memory dataset can take up to {n + 1}x its size and exhaust host memory "
                 "(InternVL#554: 115 GB of RAM gone with a 30 GB dataset). GPU memory is unchanged by "
-                "this setting: the estimate is the same with fewer workers.",
+                f"this setting: the estimate is the same with fewer workers.{at_launch}",
                 fix=(f"Use fewer workers (e.g. {suggestion}; at most the CPU cores per GPU), and load the dataset "
                      "lazily or memory-mapped (datasets/Arrow, numpy memmap) so workers share its pages."),
                 severity=severity,

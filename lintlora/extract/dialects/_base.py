@@ -169,6 +169,19 @@ def derived(value: Any, base: Setting, source: str | None = None,
                    expr if expr is not None else base.expr)
 
 
+def added_tokens(doc: "ConfigDoc", keys: tuple[str, ...], source: str) -> dict[str, Setting]:
+    """``{"added_tokens": Setting}`` when one of ``keys`` adds tokens to the tokenizer (a
+    non-empty list, mapping or string, or ``true`` for a switch such as LLaMA-Factory's
+    ``resize_vocab``), else ``{}``. The Setting keeps the key's position; ``expr`` names the
+    key and ``source`` cites the tool. Rules read it through
+    :func:`lintlora.facts.added_tokens` (the model section's ``extra``)."""
+    for key in keys:
+        s = doc.setting(key)
+        if s is not None and s.known and s.value not in (None, False, "", (), [], {}):
+            return {"added_tokens": Setting(s.value, s.origin, s.span, s.key_span, source, key)}
+    return {}
+
+
 # ---- the document ------------------------------------------------------------------------------
 _INTERP = re.compile(r"\$\{([^{}]*)\}")
 _MAX_INTERP_DEPTH = 16

@@ -26,6 +26,11 @@ Defaults and behaviour, read from axolotl's source (axolotl-ai-cloud/axolotl):
   bnb_4bit_use_double_quant=True, bnb_4bit_quant_type="nf4", ...)`` updated by
   ``bnb_config_kwargs``; ``_set_attention_config`` maps ``flash_attention`` ->
   ``flash_attention_2``, ``sdp_attention`` -> ``sdpa``, ``flex_attention``, ``eager_attention``.
+- ``src/axolotl/loaders/tokenizer.py`` (``TokenizerPostProcessor``): ``tokens`` are added with
+  ``add_tokens``, ``special_tokens`` with ``add_special_tokens`` (and, with an adapter, a changed
+  special token raises "Please set lora_modules_to_save to [...]" unless the embedding and
+  output layers are listed); ``added_tokens_overrides`` renames reserved tokens. Recorded as
+  ``model.extra["added_tokens"]``.
 - ``src/axolotl/utils/schemas/fsdp.py`` @ 06dcd85d0287: ``fsdp_config.activation_checkpointing``
   (``fsdp_activation_checkpointing`` in the older prefixed spelling) checkpoints activations
   under FSDP in place of ``gradient_checkpointing``.
@@ -38,6 +43,7 @@ from typing import Any
 from lintlora.extract.dialects._base import (
     BadValue,
     ConfigDoc,
+    added_tokens,
     as_bool,
     as_float,
     as_count,
@@ -48,6 +54,7 @@ from lintlora.extract.dialects._base import (
     default,
     derived,
 )
+from lintlora.extract.yaml_loader import YMap, YSeq
 from lintlora.training_setup import (
     Evidence,
     Lora,
@@ -68,17 +75,11 @@ _SRC_PEFT = "axolotl src/axolotl/utils/schemas/peft.py @ 00564c8f9909b0"
 _SRC_DTYPE = "axolotl src/axolotl/utils/config/__init__.py resolve_dtype @ 00ce8882ab23c7"
 _SRC_NORMALIZE = "axolotl src/axolotl/utils/config/__init__.py normalize_config @ 00ce8882ab23c7"
 _SRC_LOADER = "axolotl src/axolotl/loaders/model.py _set_quantization_config @ 002a637c86864c"
+_SRC_TOKENS = ("axolotl src/axolotl/loaders/tokenizer.py (TokenizerPostProcessor: `tokens` go to "
+               "add_tokens, `special_tokens` to add_special_tokens; with an adapter, changed special "
+               "tokens require lora_modules_to_save to hold the embedding and output layers)")
 
 # Keys that only axolotl configs use (detection).
-_AXOLOTL_KEYS = frozenset({
-    "adapter", "sequence_len", "micro_batch_size", "lora_target_linear", "lora_target_modules",
-    "sample_packing", "lora_model_dir", "dataset_prepared_path", "num_epochs", "val_set_size",
-    "wandb_project", "wandb_entity", "special_tokens", "lora_modules_to_save", "flash_attention",
-    "eval_sample_packing", "pad_to_sequence_len", "tokenizer_type", "evals_per_epoch",
-    "saves_per_epoch", "lr_scheduler", "train_on_inputs", "lora_fan_in_fan_out", "chat_template",
-    "sdp_attention", "xformers_attention", "gptq", "peft_use_dora", "bnb_config_kwargs",
-    "fsdp_config", "datasets", "load_in_8bit", "load_in_4bit", "lora_r", "optimizer",
-})
 _AXOLOTL_ONLY = frozenset({
     "adapter", "sequence_len", "lora_target_linear", "sample_packing", "lora_model_dir",
     "dataset_prepared_path", "val_set_size", "evals_per_epoch", "saves_per_epoch",
@@ -90,11 +91,29 @@ _NON_BLOCK = {"lm_head", "embed_tokens", "wte", "wpe", "embed_out", "word_embedd
               "output", "tok_embeddings", "embeddings"}
 
 
+_AXOLOTL_MARKERS = _AXOLOTL_ONLY | frozenset({
+    "micro_batch_size", "flash_attention", "sdp_attention", "xformers_attention",
+    "bnb_config_kwargs", "peft_use_dora",
+})
+"""Keys that, next to ``base_model``, say a file is an axolotl config. Names other tools share
+(``lora_r``, ``num_epochs``, ``optimizer``, ``load_in_4bit``, ``lora_target_modules`` in TRL's
+``ModelConfig``...) do not: a hand-written YAML with ``base_model``, ``lora_r`` and
+``num_epochs`` is not read with axolotl's defaults."""
+
+
+def _typed_datasets(doc: ConfigDoc) -> bool:
+    """``datasets:`` as axolotl writes it: a list of mappings naming a ``type`` (prompt format)."""
+    seq = doc.node("datasets")
+    if not isinstance(seq, YSeq):
+        return False
+    return any(isinstance(item, YMap) and "type" in item for item in seq.items)
+
+
 def matches(doc: ConfigDoc) -> bool:
-    """``base_model`` plus a key only axolotl uses (or two of its usual keys), or several keys
-    only axolotl uses."""
+    """``base_model`` plus a key that is axolotl's own (:data:`_AXOLOTL_MARKERS`) or axolotl's
+    ``datasets`` list with ``type`` entries; or two keys only axolotl uses."""
     keys = set(doc.root.keys())
-    if "base_model" in keys and (keys & _AXOLOTL_ONLY or len(keys & _AXOLOTL_KEYS) >= 2):
+    if "base_model" in keys and (keys & _AXOLOTL_MARKERS or _typed_datasets(doc)):
         return True
     return len(keys & _AXOLOTL_ONLY) >= 2
 
@@ -200,7 +219,8 @@ def _model(doc: ConfigDoc) -> tuple[ModelLoad, Setting]:
         s = doc.setting(key, as_bool if key == "trust_remote_code" else (lambda v: v))
         if s is not None:
             fields[key] = s
-    return ModelLoad(span=name.key_span if name else None, **fields), dtype
+    extra = added_tokens(doc, ("tokens", "added_tokens_overrides", "special_tokens"), _SRC_TOKENS)
+    return ModelLoad(span=name.key_span if name else None, extra=extra, **fields), dtype
 
 
 # ---- quantization ------------------------------------------------------------------------------

@@ -328,7 +328,11 @@ def build(doc: ConfigDoc, dialect: str) -> TrainingSetup:
         quant = _bnb(doc, False, None)
         lora = _plain_lora(doc)
         framework = "transformers"
-    training = TrainingArgs(**fields)
+    extra = {}
+    fsdp_config = doc.setting("fsdp_config")
+    if fsdp_config is not None:  # FSDP's own activation checkpointing lives there
+        extra["fsdp_config"] = fsdp_config
+    training = TrainingArgs(extra=extra, **fields)
     return doc.new_setup(framework, dialect, model=model, quantization=quant, lora=lora,
                          training=training, launch=tuple(evidence))
 

@@ -9,6 +9,9 @@ v0 defaults and behaviour, read from hiyouga/LLaMA-Factory:
   releases spell it ``bitsandbytes``; ``hqq``, ``eetq``, ``gptq``, ``awq`` are other
   libraries), ``quantization_bit = None``, ``quantization_type = "nf4"``,
   ``double_quantization = True``, ``enable_liger_kernel = False``, ``use_unsloth = False``.
+- ``src/llamafactory/hparams/model_args.py`` also takes ``add_tokens``/``add_special_tokens``
+  (``new_special_tokens`` in older releases) and ``resize_vocab``: tokens added to the
+  tokenizer and the embedding resized; recorded as ``model.extra["added_tokens"]``.
 - ``src/llamafactory/hparams/finetuning_args.py`` @ 00577a85775a2a78b14641ff8f68c58c6f46b027:
   ``finetuning_type = "lora"``, ``lora_rank = 8``, ``lora_alpha = None`` ("default:
   lora_rank * 2"), ``lora_dropout = 0.0``, ``lora_target = "all"`` ("all the linear modules"),
@@ -33,6 +36,7 @@ from typing import Any
 
 from lintlora.extract.dialects._base import (
     ConfigDoc,
+    added_tokens,
     as_bool,
     as_float,
     as_count,
@@ -142,6 +146,9 @@ def build(doc: ConfigDoc) -> TrainingSetup:
     trc = doc.setting("trust_remote_code", as_bool)
     if trc is not None:
         mfields["trust_remote_code"] = trc
+    mfields["extra"] = added_tokens(doc, ("add_tokens", "add_special_tokens", "new_special_tokens",
+                                          "resize_vocab"), _SRC_MODEL + " (add_tokens, "
+                                    "add_special_tokens, new_special_tokens, resize_vocab)")
     model = ModelLoad(span=name.key_span if name else None, **mfields)
 
     quant = _quantization(doc, dtype)
