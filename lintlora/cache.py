@@ -19,8 +19,8 @@ that is known before linting:
   itself);
 - lintlora: its version *and* the size and modification time of every module and data file
   of the installed package (so a development tree invalidates on every edit), the rule classes
-  (plugins included, with their module files' size and time), the versions of Python, LibCST
-  and PyYAML;
+  (plugins included, with their module files' size and time), the Python version, and the
+  installed LibCST and PyYAML (their ``__init__`` files' size and time);
 - the environment the model lookup reads: the working directory, ``HF_HUB_CACHE``,
   ``HF_HOME`` and ``HOME``.
 
@@ -160,15 +160,18 @@ def _package_state() -> list:
     return out
 
 
-def _distribution_version(name: str) -> str | None:
+def _library_state(name: str) -> list | None:
+    """Where the installed library ``name`` is and the state of its ``__init__`` file (an
+    upgrade rewrites it), found without importing it or :mod:`importlib.metadata` (each would
+    cost a one-file run tens of milliseconds)."""
+    import importlib.util
+
     try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
         return None
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return None
+    origin = getattr(spec, "origin", None) if spec is not None else None
+    return [origin, path_state(origin)] if origin else None
 
 
 def _rules_state(rules: Sequence[type]) -> list:
@@ -370,8 +373,8 @@ class ResultCache:
             "package": _package_state(),
             "rules": _rules_state(rules),
             "python": list(sys.version_info[:3]) + [sys.implementation.name],
-            "libcst": _distribution_version("libcst"),
-            "pyyaml": _distribution_version("PyYAML"),
+            "libcst": _library_state("libcst"),
+            "pyyaml": _library_state("yaml"),
             "cwd": os.getcwd(),
             "env": {k: os.environ.get(k) for k in ("HF_HUB_CACHE", "HF_HOME", "HOME")},
         })

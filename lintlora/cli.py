@@ -19,9 +19,41 @@ __all__ = ["main", "app"]
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns (or exits with) the exit status.
 
-    ``argv`` defaults to ``sys.argv[1:]``.
+    ``argv`` defaults to ``sys.argv[1:]``: that is the console script (and ``python -m
+    lintlora``), which then ends the process itself once the output is flushed, without the
+    interpreter's teardown (freeing every object of a run, LibCST's trees and classes included,
+    costs about 40 ms, a tenth of a one-file run). Called with ``argv`` (tests, other
+    programs), it returns or raises ``SystemExit`` as usual.
     """
-    args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None and "coverage" not in sys.modules:  # coverage.py saves its data at exit
+        try:
+            status = _main(sys.argv[1:])
+        except SystemExit as exc:
+            status = exc.code
+        _exit_now(status)
+    return _main(list(sys.argv[1:] if argv is None else argv))
+
+
+def _exit_now(status: object) -> None:
+    """``sys.exit(status)`` without the interpreter's teardown: flush, then ``os._exit``."""
+    import os
+
+    if status is None:
+        code = 0
+    elif isinstance(status, int):
+        code = status
+    else:  # sys.exit("message") prints the message and exits with 1
+        sys.stderr.write(f"{status}\n")
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            code = code or 1
+    os._exit(code & 0xFF)
+
+
+def _main(args: list[str]) -> int:
     if args in (["--version"], ["-V"]):
         from lintlora import __version__
 

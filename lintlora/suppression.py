@@ -63,7 +63,10 @@ _LINTLORA = re.compile(
     r"#\s*lintlora\s*:\s*(?P<kind>file-ignore|ignore)\b(?:\s*\[(?P<codes>[^\]]*)\])?",
     re.IGNORECASE)
 _CODE = re.compile(r"[A-Za-z]+[0-9]+")
-_MENTIONS = re.compile(r"noqa|lintlora", re.IGNORECASE)
+# what every directive starts with (both patterns above begin so): a Python or YAML file whose
+# text never matches holds no directive, so it is not tokenized (the mere word is common:
+# "lintlora-fixture" headers, "noqa" in prose). Notebook JSON may escape the whitespace.
+_DIRECTIVE_START = re.compile(r"#\s*(?:noqa|lintlora\s*:)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -211,7 +214,10 @@ def notebook_cells(text: str) -> list[str]:
 def read_directives(text: str, kind: str) -> list[Directive]:
     """All suppression directives in a file of ``kind`` (python, notebook, yaml, json)."""
     directives: list[Directive] = []
-    if not _MENTIONS.search(text):  # most files hold no directive: skip tokenizing them
+    lowered = text.lower()  # ("in" on a lowered copy: ten times faster than a regex here)
+    if "noqa" not in lowered and "lintlora" not in lowered:
+        return directives  # most files hold no directive: skip tokenizing them
+    if kind in ("python", "yaml") and not _DIRECTIVE_START.search(text):
         return directives
     if kind == "python":
         for line, col, comment, standalone in python_comments(text):
