@@ -95,3 +95,47 @@ def test_unknown_model_says_how_to_supply_it():
 def test_params_gives_a_rough_labelled_stand_in():
     a = resolve_architecture("nobody/nothing-13b", params=7e9)
     assert a.rough and "rough" in a.name and a.total_params == 7_000_000_000
+
+
+# ---- GPU memory figures: what a process can use, each with its source ----------------------------
+def _raw_gpus():
+    from importlib import resources
+
+    return json.loads(resources.files("lintlora").joinpath("data", "gpus.json").read_text("utf-8"))["gpus"]
+
+
+@pytest.mark.parametrize("name, mib", [
+    ("t4", 15109),                       # not the marketed 16 GiB, nor nvidia-smi's 15360 MiB
+    ("a10g", 22731),
+    ("rtx3090", round(23.70 * 1024)),
+    ("rtx4090", round(23.64 * 1024)),
+    ("a100-40gb", round(39.59 * 1024)),
+    ("a100-80gb", round(79.14 * 1024)),
+    ("h100-sxm", round(79.11 * 1024)),
+    ("v100-sxm2-16gb", round(15.78 * 1024)),
+])
+def test_common_cards_use_the_cuda_visible_total(name, mib):
+    g = find_gpu(name)
+    assert g.memory_bytes == mib * 2**20
+    assert g.memory_kind == "usable" and "CUDA-visible" in g.memory_source
+
+
+def test_nvidia_smi_totals_are_the_fallback_and_say_so():
+    l4 = find_gpu("l4")
+    assert l4.memory_bytes == 23034 * 2**20 and l4.memory_kind == "nvidia-smi"
+    assert "reserves" in l4.memory_source
+
+
+def test_every_memory_figure_has_a_source_and_none_exceeds_the_marketed_size():
+    for rec in _raw_gpus():
+        nominal = (rec.get("per_device_memory_gb") or rec["memory_gb"]) * 2**30
+        for field in ("usable_total_mib", "reported_total_mib"):
+            if rec.get(field):
+                src = rec.get(field.replace("_mib", "_source"))
+                assert src and len(src) > 10, (rec["name"], field)
+                assert rec[field] * 2**20 <= nominal, rec["name"]
+        if rec.get("usable_total_mib") and rec.get("reported_total_mib"):
+            # nvidia-smi's newer Total also counts the driver's reserve
+            assert rec["usable_total_mib"] <= rec["reported_total_mib"], rec["name"]
+    for g in list_gpus():
+        assert g.memory_source and g.memory_kind in ("usable", "nvidia-smi", "nominal")

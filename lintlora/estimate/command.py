@@ -45,18 +45,20 @@ def _print_gpus(fmt: str) -> None:
     gpus = list_gpus()
     if fmt == "json":
         click.echo(json.dumps([{"key": (g.aliases or (g.key,))[0], "name": g.name, "memory_bytes": g.memory_bytes,
-                                "memory_source": g.memory_source, "bf16": g.bf16_supported} for g in gpus],
+                                "memory_kind": g.memory_kind, "memory_source": g.memory_source,
+                                "bf16": g.bf16_supported} for g in gpus],
                               indent=2))
         return
     rows = [((g.aliases or (g.key,))[0], g.name, f"{g.memory_gib:.2f}",
-             "reported" if g.memory_source.startswith("driver") else "nominal",
+             g.memory_kind,
              "yes" if g.bf16_supported else "no") for g in gpus]
     head = ("--gpu", "name", "GiB", "memory", "bf16")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     for r in [head, *rows]:
         click.echo("  ".join(c.rjust(w) if i == 2 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
-    click.echo("memory: 'reported' is the total nvidia-smi/the driver printed for the card (ECC on where the "
-               "card has it); 'nominal' is the marketed size in GiB, an upper bound. --gpu-memory overrides it.")
+    click.echo("memory: 'usable' is the total CUDA gives a process (PyTorch's 'total capacity'); 'nvidia-smi' its "
+               "Total, which also counts memory the driver reserves; 'nominal' the marketed size, an upper bound. "
+               "--gpu-memory overrides it.")
 
 
 def build_report(estimate, arch, gpu, tokens: int | None, dialect: str | None = None) -> dict:

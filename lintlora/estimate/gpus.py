@@ -3,13 +3,22 @@
 Facts come from ``lintlora/data/gpus.json`` (a copy of the shared catalog; every record names
 its sources, resolved by the file's ``source_index``). The file is read once, on first use.
 
-Memory figure (``Gpu.memory_bytes``): the device's total memory as the driver reports it
-(``torch.cuda.get_device_properties(i).total_memory`` / nvidia-smi's "Total"), which is what
-the estimator's *device* counter (PyTorch's reserved pool + the CUDA context) has to fit in.
-Where a source printed the driver's figure (``reported_total_bytes`` / ``reported_total_mib``)
-that figure is used; otherwise the marketed capacity in GiB (``memory_gb × 2**30``, for DRAM
-the marketed "GB" is binary), which is an upper bound: ECC and the driver can take a few
-hundred MiB more. ``Gpu.memory_source`` says which one applies.
+Memory figure (``Gpu.memory_bytes``): what a process can allocate in, which the estimator's
+*device* counter (PyTorch's reserved pool + the CUDA context) has to fit. The first of these a
+record has, each with its source in the record:
+
+1. ``usable_total_mib``: the total the CUDA driver gives a process, as PyTorch
+   (``get_device_properties().total_memory``, "GPU 0 has a total capacity of X GiB"),
+   TensorFlow (``deviceMemorySize``) or older nvidia-smi releases print it (Tesla T4: 15109 MiB,
+   14.75 GiB);
+2. ``reported_total_bytes``: deviceQuery's ``totalGlobalMem`` (the same CUDA-visible total);
+3. ``reported_total_mib``: nvidia-smi's "Total" under recent drivers, which also counts a few
+   hundred MiB the driver reserves for itself (T4: 15360 MiB, the 16 GiB less ECC's 1/16), so it
+   can be 1-2% above what is usable;
+4. the marketed capacity ``memory_gb × 2**30`` (for DRAM the marketed "GB" is binary): an upper
+   bound; ECC and the driver take several hundred MiB more.
+
+``Gpu.memory_source`` says which one applies and ``lintlora estimate --list-gpus`` prints it.
 """
 
 from __future__ import annotations
@@ -36,7 +45,9 @@ class Gpu:
         name: catalog display name (``"GeForce RTX 3090"``).
         key: normalised lookup key of ``name``.
         memory_bytes: total device memory in bytes (see the module docstring).
-        memory_source: where ``memory_bytes`` comes from (driver-reported or nominal).
+        memory_source: where ``memory_bytes`` comes from, with its source (module docstring).
+        memory_kind: ``"usable"`` (the CUDA-visible total), ``"nvidia-smi"`` (its Total, which
+            includes the driver's reserve) or ``"nominal"`` (the marketed size).
         bf16_supported: bf16 tensor math available (compute capability >= 8.0 on NVIDIA).
         bf16_tflops: dense BF16 tensor TFLOP/s (10**12 FLOP/s), ``None`` without bf16.
         fp16_tflops: dense FP16 tensor TFLOP/s with FP32 accumulate (what AMP training uses).
@@ -44,7 +55,7 @@ class Gpu:
         compute_capability: CUDA ``"major.minor"`` or ``None`` (AMD).
         vendor, arch: identification.
         sources: the catalog's source tags for this record.
-        aliases: lookup names from the catalog (``t4``, ``rtx3090``), shortest first.
+        aliases: lookup names from the catalog (``t4``, ``rtx3090``), the usual one first.
         ambiguity_note: set when an ambiguous alias (``a100``) was resolved to this record.
     """
 
@@ -61,6 +72,7 @@ class Gpu:
     arch: str = ""
     sources: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    memory_kind: str = "nominal"
     ambiguity_note: str | None = None
 
     @property
@@ -104,21 +116,31 @@ def _catalog() -> tuple[tuple[Gpu, ...], dict[str, Gpu], dict[str, list[str]]]:
     index: dict[str, Gpu] = {}
     by_name: dict[str, Gpu] = {}
     for rec in raw["gpus"]:
-        if rec.get("reported_total_bytes"):
+        if rec.get("usable_total_mib"):
+            mem = int(rec["usable_total_mib"]) * 2**20
+            msrc = (f"CUDA-visible total {rec['usable_total_mib']} MiB ({mem / 2**30:.2f} GiB): "
+                    f"{rec.get('usable_total_source', 'catalog sources')}")
+            kind = "usable"
+        elif rec.get("reported_total_bytes"):
             mem = int(rec["reported_total_bytes"])
-            msrc = f"driver-reported total {mem} bytes (catalog sources)"
+            msrc = f"CUDA-visible total {mem} bytes: {rec.get('reported_total_source', 'catalog sources')}"
+            kind = "usable"
         elif rec.get("reported_total_mib"):
             mem = int(rec["reported_total_mib"]) * 2**20
-            msrc = f"driver-reported total {rec['reported_total_mib']} MiB (catalog sources)"
+            msrc = (f"nvidia-smi total {rec['reported_total_mib']} MiB (includes memory the driver reserves): "
+                    f"{rec.get('reported_total_source', 'catalog sources')}")
+            kind = "nvidia-smi"
         else:
             per_device = rec.get("per_device_memory_gb") or rec["memory_gb"]
             mem = int(per_device * 2**30)
             msrc = f"nominal {per_device} GiB (marketed capacity; an upper bound)"
+            kind = "nominal"
         gpu = Gpu(
             name=rec["name"],
             key=normalise(rec["name"]),
             memory_bytes=mem,
             memory_source=msrc,
+            memory_kind=kind,
             bf16_supported=bool(rec.get("bf16_supported")),
             bf16_tflops=rec.get("bf16_tflops_dense"),
             fp16_tflops=rec.get("fp16_fp32acc_tflops_dense") or rec.get("fp16_tensor_tflops_dense"),
@@ -127,7 +149,7 @@ def _catalog() -> tuple[tuple[Gpu, ...], dict[str, Gpu], dict[str, list[str]]]:
             vendor=rec.get("vendor", ""),
             arch=rec.get("arch", ""),
             sources=tuple(rec.get("sources", ())),
-            aliases=tuple(sorted(rec.get("aliases", ()), key=len)),
+            aliases=tuple(rec.get("aliases", ())),
         )
         gpus.append(gpu)
         by_name[rec["name"]] = gpu
