@@ -18,9 +18,10 @@ script
    standalone CLI, default rules) and ``fixit lint`` (default rules) on the corpus, each in its
    default parallel mode, alternating in a rotating order for ``--reps`` rounds, together with
    ``lintlora --jobs 1`` and ``--jobs 2``;
-5. prints, per tool, the median wall time, milliseconds per file read, and peak memory: the
-   largest single process (``ru_maxrss`` from ``wait4``, which covers waited-for worker
-   processes) and the sum over the process tree (``/proc``, sampled every 20 ms);
+5. prints, per tool, the median wall time, milliseconds per file read, CPU time (user and
+   system, worker processes included: steadier than wall time on a loaded machine), and peak
+   memory: the largest single process (``ru_maxrss`` from ``wait4``, which covers waited-for
+   worker processes) and the sum over the process tree (``/proc``, sampled every 20 ms);
 6. prints lintlora's ratios to each anchor, ``--jobs 2`` against ``--jobs 1``, the cold start
    of ``python -m lintlora --version`` against ``python -c pass`` (medians of 21 alternating
    runs), one 500-line training script linted cold without the cache (median of 15), and a
@@ -71,6 +72,7 @@ class Run:
     """One timed run of one command."""
 
     wall: float
+    cpu: float          # user + system seconds, worker processes included
     maxrss_kib: int
     tree_rss_kib: int
     returncode: int
@@ -87,6 +89,10 @@ class Tool:
     @property
     def wall(self) -> float:
         return statistics.median(r.wall for r in self.runs)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(r.cpu for r in self.runs)
 
     @property
     def maxrss_mib(self) -> float:
@@ -157,7 +163,8 @@ def run_once(argv: list[str], env: dict, cwd: str, timeout: float = 3600) -> Run
         m = pattern.search(text)
         if m:
             files = int(m.group(1))
-    return Run(wall, usage.ru_maxrss, peak[0], proc.returncode, files)
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, peak[0], proc.returncode,
+               files)
 
 
 def _env(work: Path) -> dict:
@@ -288,21 +295,28 @@ def main(argv: list[str] | None = None) -> int:
                    for _ in range(15)]
 
     # 4. the results cache: a run filling an empty cache, then one over the unchanged corpus
-    cold, warm = [], []
+    cold, warm, entries = [], [], []
+
+    def count(folder: Path) -> int:
+        return sum(1 for _ in folder.rglob("*.json"))
+
     for rep in range(options.reps):
         cache_dir = work / f"cache-{rep}"
         shutil.rmtree(cache_dir, ignore_errors=True)
         argv = lintlora + [target, "--cache-dir", str(cache_dir)]
         cold.append(run_once(argv, env, cwd))
+        after_cold = count(cache_dir)
         warm.append(run_once(argv, env, cwd))
+        entries.append((after_cold, count(cache_dir)))  # a warm run that missed adds entries
 
     # ---- report ---------------------------------------------------------------------------
     print(f"\nload average after: {_load()}")
-    print(f"\n{'tool':<20}{'wall (s)':>10}{'ms/file':>10}{'files':>7}"
+    print(f"\n{'tool':<20}{'wall (s)':>10}{'ms/file':>10}{'files':>7}{'CPU (s)':>10}"
           f"{'max RSS (MiB)':>15}{'tree RSS (MiB)':>16}")
     for tool in tools:
         print(f"{tool.name:<20}{tool.wall:10.2f}{tool.wall * 1000 / tool.files_read:10.1f}"
-              f"{tool.files_read:7d}{tool.maxrss_mib:15.0f}{tool.tree_rss_mib:16.0f}")
+              f"{tool.files_read:7d}{tool.cpu:10.2f}{tool.maxrss_mib:15.0f}"
+              f"{tool.tree_rss_mib:16.0f}")
     ll, j1, j2 = tools[0], tools[1], tools[2]
     checks: list[tuple[str, bool]] = []
     results: dict = {"versions": versions, "corpus": {"files": n_all, "python_files": n_py,
@@ -333,10 +347,15 @@ def main(argv: list[str] | None = None) -> int:
           f"{single_runs[0].returncode}, max RSS {max(r.maxrss_kib for r in single_runs) // 1024} MiB)")
     checks.append((f"single 500-line script < {SINGLE_FILE_MS} ms", s < SINGLE_FILE_MS))
     c, w = statistics.median(r.wall for r in cold), statistics.median(r.wall for r in warm)
-    print(f"results cache: first run {c:.2f} s, second run {w * 1000:.0f} ms: {c / w:.1f}x faster")
+    print(f"results cache: first run {c:.2f} s, second run {w * 1000:.0f} ms: {c / w:.1f}x faster "
+          f"(entries after each first/second run: {entries})")
     checks.append((f"second run with the cache >= {CACHE_SPEEDUP}x faster", c / w >= CACHE_SPEEDUP))
     results.update({"jobs_speedup": speedup, "version_ms": v, "pass_ms": p, "single_ms": s,
                     "cache_cold_s": c, "cache_warm_s": w, "cache_speedup": c / w,
+                    "cache_entries": entries,
+                    "single_runs": [asdict(r) for r in single_runs],
+                    "version_runs_ms": [x * 1000 for x in version_ms],
+                    "pass_runs_ms": [x * 1000 for x in pass_ms],
                     "load_after": _load(),
                     "checks": {name: ok for name, ok in checks}})
     print("\nacceptance (issue 8):")
