@@ -213,6 +213,13 @@ def test_hf_argument_parser_fixture_is_info_naming_the_option():
     assert f.code == "LL001" and f.severity is Severity.INFO
     assert "unless --gradient_checkpointing is passed at launch" in f.message
     assert "pass --gradient_checkpointing at launch" in f.fix
+    assert "on the parsed training arguments" in f.fix  # its default lives in transformers
+
+
+def test_ll001_fix_for_an_environment_default_says_set():
+    gc = launch(False, Origin.ENV_DEFAULT, "$USE_GC")
+    [f] = run(LL001, setup(model=model(), lora=lora(), training=training(gradient_checkpointing=gc)))
+    assert "unless $USE_GC is set at launch" in f.message and "set $USE_GC at launch" in f.fix
 
 
 def test_dataloader_spec_counts_are_unchanged_by_the_policy():

@@ -145,10 +145,15 @@ def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
     trainer = setup.get("training.gradient_checkpointing")
     if setup.training is not None and facts.set_at_launch(trainer) \
             and fact.span == (trainer.span or trainer.key_span):
-        how = (fact.at_launch or "").replace("unless ", "", 1).replace(" is passed at launch", " at launch")
-        how = how.replace(" is set at launch", " at launch")
-        text = (f"Turn it on where the value comes from: pass {how or 'the option at launch'}, or make its "
-                "default True in the script")
+        how = (fact.at_launch or "").replace("unless ", "", 1)
+        if " is set at launch" in how:
+            how = "set " + how.replace(" is set at launch", " at launch")
+        else:
+            how = "pass " + how.replace(" is passed at launch", " at launch") if how else "pass the option"
+        parsed = ": a command-line option" in (trainer.source or "")  # HfArgumentParser/TrlParser field
+        other = ("or set gradient_checkpointing = True on the parsed training arguments in the script"
+                 if parsed else "or make its default True in the script")
+        text = f"Turn it on where the value comes from: {how}, {other}"
         if frozen:
             text += (', and add gradient_checkpointing_kwargs={"use_reentrant": False} to the training '
                      "arguments (or call model.enable_input_require_grads()): on a frozen base, reentrant "
