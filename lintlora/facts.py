@@ -2,6 +2,12 @@
 
 Keeping them here means one answer to "is checkpointing on?" for every rule and for the
 estimator, instead of each re-deriving it slightly differently.
+
+One policy for values set at launch (:func:`set_at_launch`): an argparse option (including
+the options ``HfArgumentParser``/``TrlParser`` make of ``TrainingArguments`` fields), a
+dataclass field, a function parameter or an environment variable is what the run uses only if
+the launch does not pass another value. A finding resting on one says how it is set
+(:func:`launch_hint`) and is reported at info.
 """
 
 from __future__ import annotations

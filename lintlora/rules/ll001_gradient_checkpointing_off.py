@@ -10,7 +10,9 @@ fixed by turning checkpointing on), gke-labs/open-rl PR #99 (about 70 GiB of act
 
 Severity: warning; error when the estimate as written exceeds the GPU's memory and the fix
 brings it under; info when the estimate as written fits with :data:`HEADROOM` to spare
-(checkpointing then only costs speed).
+(checkpointing then only costs speed), and info whenever the deciding value is a default the
+user sets at launch (:attr:`lintlora.facts.Fact.at_launch`: an argparse or HfArgumentParser
+option, a dataclass field, an environment variable); the message then says how to set it.
 """
 
 from __future__ import annotations

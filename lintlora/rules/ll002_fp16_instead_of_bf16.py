@@ -12,7 +12,8 @@ binary16 and Google's bfloat16 (as ``torch.finfo(torch.float16).max`` / ``torch.
 torch.bfloat16).max`` report). Reported case: hiyouga/LlamaFactory#3638 (fp16=true on an A100).
 
 Severity: warning on a GPU with bf16 support; info, with the condition stated, when no GPU was
-named; silent on GPUs without bf16 (T4, V100), where float16 is the right choice.
+named; silent on GPUs without bf16 (T4, V100), where float16 is the right choice. Info when
+every float16 use is a default the user sets at launch (:func:`lintlora.facts.set_at_launch`).
 """
 
 from __future__ import annotations

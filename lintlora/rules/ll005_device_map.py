@@ -19,7 +19,10 @@ Four sub-cases, each with its own message and fix:
     (unslothai/unsloth#1629, transformers#26153), and offloaded layers are copied to the GPU on
     every forward pass. Error when quantized, warning otherwise.
 
-(a) and (b) stay silent without data-parallel evidence in the file.
+(a) and (b) stay silent without data-parallel evidence in the file; weak signs (``ddp_*``
+arguments, a rank read that places nothing: :data:`lintlora.facts.WEAK_PARALLEL_KINDS`) are not
+evidence. A ``device_map`` (or offload flag) that is a default the user sets at launch makes the
+finding info, with how it is set (:func:`lintlora.facts.launch_hint`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ GPU memory does not depend on the worker count: the finding's "after" figure equ
 ``map`` processes) is not a DataLoader setting and is never mapped to workers.
 
 Severity: info when only the fixed threshold of 8 is exceeded (the host is unknown); warning
-when the count exceeds the CPU count given.
+when the count exceeds the CPU count given; info again when the count is a default the user
+sets at launch (:func:`lintlora.facts.set_at_launch`).
 """
 
 from __future__ import annotations
