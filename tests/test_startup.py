@@ -68,3 +68,14 @@ def test_a_run_served_by_the_cache_never_imports_libcst(tmp_path):
     assert "libcst" in _imported_after(run)  # the first run parses
     warm = _imported_after(run)
     assert "libcst" not in warm and "lintlora.extract.python" not in warm
+
+
+def test_rules_load_without_importlib_metadata_when_only_builtins_are_registered():
+    import pytest
+
+    import lintlora.rules as registry
+
+    if registry._builtin_entry_points_only() is None:
+        pytest.skip("a rule plugin (or a zip on sys.path) is installed here: importlib.metadata reads it")
+    imported = _imported_after("import lintlora.rules as r\nassert len(r.load_rules()) >= 8")
+    assert "importlib.metadata" not in imported
