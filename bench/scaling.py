@@ -1,6 +1,7 @@
-"""Lint time against file size: shows that it grows linearly (issue 7, "bounded time").
+"""Lint time against file size: how it grows (close to linear; issue 7, "bounded time").
 
-    python bench/scaling.py [--sizes 1000,2000,...] [--repeat 3] [--yaml] [--stages] [--json]
+    python bench/scaling.py [--sizes 1000,2000,...] [--repeat 3] [--yaml] [--stages] [--gc-off]
+                            [--json]
 
 For each size, a Python training script of that many lines is generated (:func:`script`: helper
 functions, a class, dict and list literals, strings, and a QLoRA training setup at the end, so
@@ -16,8 +17,14 @@ decoding, CPython's AST parse (the nesting checks), LibCST's parse, and the whol
 ``--yaml`` does the same for YAML configs, up to the YAML loader's own limits
 (:data:`lintlora.extract.yaml_loader.MAX_NODES`).
 
-Measured on the team's 2-core VM (Python 3.11, libcst 1.9) are in the issue-7 report; the
-timings depend on the machine, the exponent should not.
+Measured on the team's 2-core VM (Python 3.11, libcst 1.9, other jobs running), best of 3:
+1,000 lines 0.15 s (146 us/line) ... 100,000 lines 26 s (261 us/line); fit 0.26 s per 1,000
+lines, r2 0.996, exponent 1.13: close to linear, the cost per line rising about 1.7 times over
+a hundredfold size. ``--gc-off`` shows one part of the rise: with the cyclic garbage collector
+off, 100,000 lines take 22 s instead of 26 s (exponent 1.09); LibCST's own parse goes from
+106 to 128 us/line between 10,000 and 100,000 lines without the collector, 136 to 218 with it.
+YAML: 62-72 us/line from 250 to 6,000 lines, exponent 0.95. The timings depend on the machine;
+the exponent should not.
 """
 
 from __future__ import annotations
@@ -116,13 +123,21 @@ def yaml_config(lines: int) -> str:
     return "\n".join(out[:max(lines, 15)]) + "\n"
 
 
-def _time_lint(path: str, repeat: int) -> float:
+def _time_lint(path: str, repeat: int, gc_off: bool = False) -> float:
+    import gc
+
     settings = Settings(max_file_bytes=1 << 30)
     best = float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
-        result = lint_paths([path], settings)
-        best = min(best, time.perf_counter() - start)
+        gc.collect()
+        if gc_off:
+            gc.disable()
+        try:
+            start = time.perf_counter()
+            result = lint_paths([path], settings)
+            best = min(best, time.perf_counter() - start)
+        finally:
+            gc.enable()
         codes = {f.code for f in result.findings}
         if result.errors or "LL000" in codes or "LL001" not in codes:
             raise SystemExit(f"unexpected result on {path}: {result.errors} {sorted(codes)}")
@@ -148,17 +163,20 @@ def _fit(points: list[tuple[int, float]]) -> dict:
             "r2": 1 - ss_res / ss_tot if ss_tot else 1.0, "exponent": exponent}
 
 
-def measure(kind: str, sizes: list[int], repeat: int) -> dict:
-    """Lint generated files of each size; returns rows and the fit."""
+def measure(kind: str, sizes: list[int], repeat: int, gc_off: bool = False) -> dict:
+    """Lint generated files of each size; returns rows and the fit. ``gc_off``: with Python's
+    cyclic garbage collector disabled while linting (its full collections traverse every live
+    object, so their cost grows with the size of the file's trees)."""
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         lint_paths([_write(folder, kind, 40)])  # warm imports and catalogs
         for size in sizes:
             path = _write(folder, kind, size)
-            seconds = _time_lint(path, repeat)
+            seconds = _time_lint(path, repeat, gc_off)
             rows.append({"lines": size, "bytes": os.path.getsize(path), "seconds": seconds,
                          "us_per_line": seconds / size * 1e6})
-    return {"kind": kind, "rows": rows, "fit": _fit([(r["lines"], r["seconds"]) for r in rows])}
+    return {"kind": kind + (" (gc off)" if gc_off else ""), "rows": rows,
+            "fit": _fit([(r["lines"], r["seconds"]) for r in rows])}
 
 
 def _write(folder: str, kind: str, size: int) -> str:
@@ -217,10 +235,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per size (best is kept)")
     parser.add_argument("--yaml", action="store_true", help="also measure YAML configs")
     parser.add_argument("--stages", action="store_true", help="stage breakdown, largest size")
+    parser.add_argument("--gc-off", action="store_true",
+                        help="also measure Python with the garbage collector disabled")
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(",")) if args.sizes else list(DEFAULT_SIZES)
     reports = [measure("python", sizes, args.repeat)]
+    if args.gc_off:
+        reports.append(measure("python", sizes, args.repeat, gc_off=True))
     if args.yaml:
         reports.append(measure("yaml", list(YAML_SIZES), args.repeat))
     out: dict = {"python": sys.version.split()[0], "reports": reports}
