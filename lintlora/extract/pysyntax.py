@@ -149,7 +149,7 @@ def _too_deep(tree: Any, source: str) -> Any:
 
     def chars(node: Any) -> int:  # characters of the lines the node covers: an upper bound
         first = getattr(node, "lineno", None)
-        if first is None:
+        if first is None or first > len(ends):  # (line counting that disagrees: no bound)
             return len(source)
         last = min(getattr(node, "end_lineno", None) or first, len(ends))
         return ends[last - 1] - (ends[first - 2] if first >= 2 else 0)
