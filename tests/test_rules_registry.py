@@ -126,9 +126,12 @@ def test_plugins_are_added_and_problems_reported(tmp_path, monkeypatch):
 def test_two_classes_with_one_code_is_a_clear_error(tmp_path, monkeypatch):
     _write_plugin(tmp_path, PLUGIN)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_entry_points", lambda: [("LL001", "fake_plugin_rules:Clash")])
-    with pytest.raises(DuplicateRuleError) as err:
-        load_rules(refresh=True)
+    # A context of its own: the patch is undone before fresh_registry re-reads the registry at
+    # teardown (the shared monkeypatch is torn down after it).
+    with monkeypatch.context() as patch:
+        patch.setattr(registry, "_entry_points", lambda: [("LL001", "fake_plugin_rules:Clash")])
+        with pytest.raises(DuplicateRuleError) as err:
+            load_rules(refresh=True)
     assert "LL001" in str(err.value)
     assert "fake_plugin_rules:Clash" in str(err.value)
     assert "ll001_gradient_checkpointing_off:GradientCheckpointingOff" in str(err.value)
