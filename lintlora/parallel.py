@@ -16,9 +16,9 @@ them. Files are handed out largest first, in chunks of about :data:`CHUNK_BYTES`
 workers finish together. Results come back pickled; setups only when the caller keeps them.
 
 A worker that dies (LibCST's native parser can overflow its stack on input the preflight did
-not refuse) breaks the pool; the files not finished are then linted one at a time, each in a
-fresh single-worker pool, so the file that kills its worker is found and reported as ``LL999``
-while every other file gets its normal result.
+not refuse) breaks the pool; the files not finished are then linted one at a time in a
+single worker (a new one after each death), so the file that kills its worker is found and
+reported as ``LL999`` while every other file gets its normal result.
 
 Elsewhere (no ``fork``: Windows, and macOS where Python defaults to ``spawn``) the files are
 linted in this process.
@@ -297,16 +297,21 @@ def _run_pool(todo: list[int], results: list, stats: RunStats) -> None:
                     left.discard(index)
     except BrokenProcessPool:
         pass
-    # a worker died: the rest one by one, each alone in its own worker
-    for index in sorted(left):
-        try:
-            with ProcessPoolExecutor(1, mp_context=context) as pool:
-                ((_, result, stored),) = pool.submit(_lint_chunk, [index]).result()
-            results[index] = result
-            stats.cache_stored += stored
-        except BrokenProcessPool:
-            results[index] = _crashed(job.tasks[index])
-            stats.crashed.append(job.tasks[index].source.path)
+    # a worker died: the rest one at a time in a single worker, so the file whose worker
+    # dies is known; a new worker after each death
+    pending = sorted(left)
+    while pending:
+        with ProcessPoolExecutor(1, mp_context=context) as pool:
+            while pending:
+                index = pending.pop(0)
+                try:
+                    ((_, result, stored),) = pool.submit(_lint_chunk, [index]).result()
+                except BrokenProcessPool:
+                    results[index] = _crashed(job.tasks[index])
+                    stats.crashed.append(job.tasks[index].source.path)
+                    break
+                results[index] = result
+                stats.cache_stored += stored
 
 
 def _crashed(task: Task) -> "FileResult":
