@@ -46,7 +46,6 @@ read. Old entries are not pruned: delete the folder to reclaim the space.
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import json
 import os
 import sys
@@ -399,7 +398,9 @@ class ResultCache:
             self._run, self._settings_key(settings),
             _canonical([source.path, os.path.abspath(source.path), source.kind, source.explicit,
                         digest])))
-        return hashlib.sha256(document.encode("utf-8", "surrogatepass")).hexdigest()
+        from hashlib import sha256  # here, not at the top: a run without the cache skips it
+
+        return sha256(document.encode("utf-8", "surrogatepass")).hexdigest()
 
     @staticmethod
     def digest(path: str, max_bytes: int) -> str | None:
@@ -419,7 +420,9 @@ class ResultCache:
             return None
         if len(data) > max_bytes:
             return None
-        return hashlib.sha256(data).hexdigest()
+        from hashlib import sha256
+
+        return sha256(data).hexdigest()
 
     def _entry_path(self, key: str) -> str:
         return os.path.join(self.root, key[:2], key + ".json")

@@ -35,7 +35,6 @@ resolved (``Settings.default_model`` / ``Settings.default_model_config``); ``--m
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 import sys
 from dataclasses import dataclass
@@ -152,7 +151,9 @@ def validate_codes(codes: Iterable[str], known: Iterable[str], where: str) -> No
     for code in codes:
         if code == "ALL" or any(k.startswith(code) for k in known):
             continue
-        close = difflib.get_close_matches(code, known, n=3)
+        from difflib import get_close_matches  # only on an error
+
+        close = get_close_matches(code, known, n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise ConfigError(f"{where}: unknown rule code {code!r}{hint}; "
                           f"see `lintlora rules` for the codes")
@@ -279,7 +280,9 @@ def load_config_file(path: str, known_codes: Iterable[str] | None = None) -> Con
     for key, value in table.items():
         where = f"{path}: [tool.lintlora] {key}"
         if key not in CONFIG_KEYS:
-            close = difflib.get_close_matches(key.replace("_", "-"), CONFIG_KEYS, n=1)
+            from difflib import get_close_matches
+
+            close = get_close_matches(key.replace("_", "-"), CONFIG_KEYS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ConfigError(f"{path}: unknown key {key!r} in [tool.lintlora]{hint}")
         field_name, converted = _convert(key, value, where, root, known)

@@ -23,12 +23,11 @@ record has, each with its source in the record:
 
 from __future__ import annotations
 
-import difflib
 import json
+import pkgutil
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 __all__ = ["Gpu", "UnknownGpuError", "find_gpu", "list_gpus"]
 
@@ -111,7 +110,12 @@ def normalise(name: str) -> str:
 @lru_cache(maxsize=1)
 def _catalog() -> tuple[tuple[Gpu, ...], dict[str, Gpu], dict[str, list[str]]]:
     """Load gpus.json once: (records, index key -> Gpu, ambiguous key -> candidate names)."""
-    raw = json.loads(resources.files("lintlora").joinpath("data", "gpus.json").read_text("utf-8"))
+    # pkgutil.get_data: the package's own loader (a zip works too), cheaper to import than
+    # importlib.resources
+    data = pkgutil.get_data("lintlora", "data/gpus.json")
+    if data is None:  # pragma: no cover - a loader that cannot read data files
+        raise OSError("lintlora/data/gpus.json cannot be read")
+    raw = json.loads(data)
     gpus: list[Gpu] = []
     index: dict[str, Gpu] = {}
     by_name: dict[str, Gpu] = {}
@@ -192,7 +196,9 @@ def find_gpu(name: str) -> Gpu:
     if key in index:
         return index[key]
     keys = list(index)
-    close = difflib.get_close_matches(key, keys, n=5, cutoff=0.5)
+    from difflib import get_close_matches  # only for a name not found
+
+    close = get_close_matches(key, keys, n=5, cutoff=0.5)
     if not close:
         close = [k for k in keys if key and (key in k or k in key)][:5]
     names = []

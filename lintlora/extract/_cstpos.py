@@ -18,9 +18,7 @@ public ``PositionProvider`` (slower, same answers).
 from __future__ import annotations
 
 import bisect
-from contextlib import contextmanager
 from itertools import accumulate
-from typing import Iterator
 
 import libcst as cst
 
@@ -83,6 +81,41 @@ class PositionIndex:
         return line, col, end_line, end_col
 
 
+class _Syntactic:
+    """What ``record_syntactic_position`` returns: the context manager LibCST's code generation
+    enters around a node's syntactic part. On leaving it records the node's range: from where
+    it was entered (or ``start_node``'s start) to where it is left (or ``end_node``'s end).
+
+    A small class rather than ``@contextmanager``: LibCST enters one for most nodes, and a
+    generator-based context manager costs about three times as much.
+    """
+
+    __slots__ = ("bounds", "tokens", "node", "start_node", "end_node", "start")
+
+    def __init__(self, bounds: dict, tokens: list, node: cst.CSTNode, start_node: object,
+                 end_node: object) -> None:
+        self.bounds = bounds
+        self.tokens = tokens
+        self.node = node
+        self.start_node = start_node
+        self.end_node = end_node
+        self.start = 0
+
+    def __enter__(self) -> None:
+        self.start = len(self.tokens)
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        # nothing is recorded when code generation fails (a RecursionError on a deeply nested
+        # file): the error must propagate as it is, not as a KeyError for a node whose bounds
+        # were never recorded
+        if exc_type is not None:
+            return
+        bounds = self.bounds
+        start = self.start if self.start_node is None else bounds[id(self.start_node)][0]
+        end = len(self.tokens) if self.end_node is None else bounds[id(self.end_node)][1]
+        bounds[id(self.node)] = (start, end)
+
+
 def _fast_index(module: cst.Module, text: str) -> PositionIndex:
     from libcst._nodes.internal import CodegenState  # private, hence the fallback below
 
@@ -94,31 +127,26 @@ def _fast_index(module: cst.Module, text: str) -> PositionIndex:
         def __init__(self) -> None:
             super().__init__(default_indent=module.default_indent,
                              default_newline=module.default_newline)
-            self.stack: list[int] = []
+            # LibCST calls these two for every node: plain functions bound to this state's
+            # token list (which code generation only appends to), not methods looking up
+            # ``self.tokens`` each time
+            tokens = self.tokens
+            stack: list[int] = []
+            push, pop = stack.append, stack.pop
+            first = bounds.setdefault  # a syntactic range recorded inside the node wins
 
-        def before_codegen(self, node: cst.CSTNode) -> None:
-            self.stack.append(len(self.tokens))
+            def before_codegen(node: cst.CSTNode) -> None:
+                push(len(tokens))
 
-        def after_codegen(self, node: cst.CSTNode) -> None:
-            start = self.stack.pop()
-            key = id(node)
-            if key not in bounds:
-                bounds[key] = (start, len(self.tokens))
+            def after_codegen(node: cst.CSTNode) -> None:
+                first(id(node), (pop(), len(tokens)))
 
-        @contextmanager
+            self.before_codegen = before_codegen  # type: ignore[method-assign]
+            self.after_codegen = after_codegen  # type: ignore[method-assign]
+
         def record_syntactic_position(self, node: cst.CSTNode, *, start_node=None,
-                                      end_node=None) -> Iterator[None]:
-            start = len(self.tokens)
-            # no ``finally``: when code generation fails (a RecursionError on a deeply nested
-            # file), the error must propagate as it is, not as a KeyError for a node whose
-            # bounds were never recorded
-            yield
-            end = len(self.tokens)
-            if start_node is not None:
-                start = bounds[id(start_node)][0]
-            if end_node is not None:
-                end = bounds[id(end_node)][1]
-            bounds[id(node)] = (start, end)
+                                      end_node=None) -> _Syntactic:
+            return _Syntactic(bounds, self.tokens, node, start_node, end_node)
 
     state = _State()
     module._codegen(state)

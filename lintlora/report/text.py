@@ -4,11 +4,23 @@ Each finding is one line ``path:line:col CODE name message`` (``path:cell 3:line
 notebook), so editors and terminals can jump to it, followed by the memory line, what the
 finding rests on, and the fix, indented. Lines are never wrapped. Colour only on a terminal,
 and never when ``NO_COLOR`` is set (rich's own rules); ``color=True/False`` forces it.
+
+The report is first built as lines of styled parts (:func:`report_lines`). Rich prints them
+where it may style them. Where it would not (``color=False``, or a stream that is no terminal,
+the case of pre-commit, CI and pipes), rich writes each line's characters unchanged, so the
+lines are written directly and rich is not imported (about 20 ms of a one-file run):
+:func:`_unstyled` says when, and :func:`_written_as_is` which characters rich would change
+(it drops some control characters and expands tabs; such a report goes through rich).
+``tests/test_report_text_plain.py`` checks the two paths write the same bytes.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TextIO
+import builtins
+import os
+import re
+import sys
+from typing import TYPE_CHECKING, Iterator, NamedTuple, TextIO
 
 from lintlora.findings import FileError, Finding
 from lintlora.report import counts, display_path, location, memory_line, plural, tally, unparsed
@@ -16,9 +28,27 @@ from lintlora.report import counts, display_path, location, memory_line, plural,
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import RunResult
 
-__all__ = ["render", "make_console"]
+__all__ = ["render", "make_console", "Line", "report_lines"]
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+class Line(NamedTuple):
+    """One printed line: ``parts``, each ``(text, style)``, after one another; ``style`` (a
+    rich style definition, ``""`` for none) applies to the whole line. An empty ``parts`` is
+    an empty line."""
+
+    parts: tuple[tuple[str, str], ...] = ()
+    style: str = ""
+
+    @property
+    def plain(self) -> str:
+        """The line's characters, without styles."""
+        return "".join(text for text, _ in self.parts)
+
+
+def _line(text: str, style: str = "") -> Line:
+    return Line(((text, ""),), style)
 
 
 def make_console(out: TextIO, color: bool | None = None, width: int | None = None):
@@ -40,30 +70,22 @@ def make_console(out: TextIO, color: bool | None = None, width: int | None = Non
                    **kwargs)
 
 
-def _finding_lines(finding: Finding):
-    from rich.text import Text
-
-    head = Text()
-    head.append(location(finding), style="bold")
-    head.append(" ")
+def _finding_lines(finding: Finding) -> Iterator[Line]:
     code_style = _STYLE.get(finding.severity.value, "")
     rule_url = _url(finding.code)
-    head.append(finding.code, style=f"{code_style} link {rule_url}" if rule_url else code_style)
-    head.append(" ")
-    head.append(finding.name, style=code_style)
-    head.append(" ")
-    head.append(finding.message)
-    yield head
+    yield Line(((location(finding), "bold"), (" ", ""),
+                (finding.code, f"{code_style} link {rule_url}" if rule_url else code_style),
+                (" ", ""), (finding.name, code_style), (" ", ""), (finding.message, "")))
     memory = memory_line(finding.estimate)
     if memory:
-        yield Text("    " + memory, style="magenta")
+        yield _line("    " + memory, "magenta")
     if finding.rests_on:
-        yield Text("    rests on: " + "; ".join(finding.rests_on), style="dim")
+        yield _line("    rests on: " + "; ".join(finding.rests_on), "dim")
     if finding.fix:
         fix_lines = finding.fix.splitlines() or [""]
-        yield Text("    fix: " + fix_lines[0], style="green")
+        yield _line("    fix: " + fix_lines[0], "green")
         for extra in fix_lines[1:]:
-            yield Text("         " + extra, style="green")
+            yield _line("         " + extra, "green")
 
 
 def _url(code: str) -> str | None:
@@ -72,26 +94,18 @@ def _url(code: str) -> str | None:
     return DOCS_URL.format(code=code) if code.startswith("LL") else None
 
 
-def _error_line(error: FileError):
-    from rich.text import Text
-
+def _error_line(error: FileError) -> Line:
     where = display_path(error.path) if error.path else "lintlora"
     if error.line:
         where += f":{error.line}:{error.column or 1}"
-    text = Text()
-    text.append(where, style="bold")
-    text.append(" ")
-    text.append(error.code, style="bold red" if error.code == "LL999" else "red")
-    text.append(" ")
-    text.append(error.message)
-    return text
+    return Line(((where, "bold"), (" ", ""),
+                 (error.code, "bold red" if error.code == "LL999" else "red"), (" ", ""),
+                 (error.message, "")))
 
 
-def render(result: "RunResult", out: TextIO, *, color: bool | None = None, **_: object) -> None:
-    """Write the report for ``result`` to ``out``."""
-    from rich.text import Text
-
-    console = make_console(out, color)
+def report_lines(result: "RunResult") -> list[Line]:
+    """The report of ``result``, line by line (see :class:`Line`)."""
+    lines: list[Line] = []
     by_path: dict[str, list[Finding]] = {}
     for finding in result.findings:
         by_path.setdefault(finding.span.path, []).append(finding)
@@ -100,16 +114,15 @@ def render(result: "RunResult", out: TextIO, *, color: bool | None = None, **_: 
         errors_by_path.setdefault(error.path, []).append(error)
 
     for path in sorted(set(by_path) | set(errors_by_path), key=lambda p: display_path(p) if p else ""):
-        console.print(Text(display_path(path) if path else "lintlora", style="bold underline"))
+        lines.append(_line(display_path(path) if path else "lintlora", "bold underline"))
         for error in errors_by_path.get(path, []):
-            console.print(_error_line(error))
+            lines.append(_error_line(error))
         for finding in by_path.get(path, []):
-            for line in _finding_lines(finding):
-                console.print(line)
-        console.print()
+            lines.extend(_finding_lines(finding))
+        lines.append(Line())
 
     for notice in result.notices:
-        console.print(Text(f"note: {display_path(notice.path)}: {notice.message}", style="dim"))
+        lines.append(_line(f"note: {display_path(notice.path)}: {notice.message}", "dim"))
 
     not_parsed = unparsed(result)  # read, but not parsed, and their LL000 ignored
     n_files = len(result.files) - len(not_parsed)
@@ -125,12 +138,66 @@ def render(result: "RunResult", out: TextIO, *, color: bool | None = None, **_: 
                     f"syntax-error is ignored there)")
     style = "bold red" if numbers["error"] or result.errors else \
         "bold yellow" if not_parsed else "bold"
-    console.print(Text(summary + ".", style=style))
+    lines.append(_line(summary + ".", style))
     if result.findings:
-        console.print(Text("Each rule's page: `lintlora explain CODE`.", style="dim"))
+        lines.append(_line("Each rule's page: `lintlora explain CODE`.", "dim"))
     if result.errors:
         internal = sum(1 for e in result.errors if e.code == "LL999")
         line = f"{plural(len(result.errors), 'file')} could not be fully linted"
         if internal:
             line += f" ({internal} internal error{'s' if internal != 1 else ''}: please report)"
-        console.print(Text(line + ".", style="bold red"))
+        lines.append(_line(line + ".", "bold red"))
+    return lines
+
+
+def _unstyled(out: TextIO, color: bool | None) -> bool:
+    """Whether the rich console of :func:`make_console` would write ``out`` without escape
+    codes: ``color=False``, or ``color=None`` on a stream whose ``isatty()`` is false.
+
+    Rich 13-15 (``Console.is_terminal``) also lets ``FORCE_COLOR`` and ``TTY_COMPATIBLE``
+    make any stream a terminal, and treats Jupyter, IDLE and legacy Windows consoles in ways
+    of their own: with any of those present this says ``False`` and rich decides.
+    """
+    if "get_ipython" in vars(builtins) or "idlelib" in sys.modules or sys.platform == "win32":
+        return False
+    if color is not None:
+        return not color
+    if "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
+        return False
+    isatty = getattr(out, "isatty", None)
+    try:
+        return isatty is not None and not isatty()
+    except ValueError:  # a closed stream: rich's own answer is "no terminal", but let it say
+        return False
+
+
+_CHANGED_BY_RICH = re.compile("[\t\a\b\v\f\r]")
+"""Characters rich's ``Text`` does not print as they are: it drops BEL, BS, VT, FF and CR
+(``rich.control.strip_control_codes``) and expands tabs (``Text.expand_tabs``)."""
+
+
+def _written_as_is(lines: list[Line]) -> bool:
+    """Whether rich, writing unstyled, would write every line's characters unchanged."""
+    return not any(_CHANGED_BY_RICH.search(text) for line in lines for text, _ in line.parts)
+
+
+def render(result: "RunResult", out: TextIO, *, color: bool | None = None, **_: object) -> None:
+    """Write the report for ``result`` to ``out``."""
+    lines = report_lines(result)
+    if _unstyled(out, color) and _written_as_is(lines):
+        for line in lines:  # written and flushed line by line, as rich does each print
+            out.write(line.plain + "\n")
+            out.flush()
+        return
+    _render_rich(lines, out, color)
+
+
+def _render_rich(lines: list[Line], out: TextIO, color: bool | None) -> None:
+    from rich.text import Text
+
+    console = make_console(out, color)
+    for line in lines:
+        if line.parts:
+            console.print(Text.assemble(*line.parts, style=line.style))
+        else:
+            console.print()
