@@ -597,6 +597,22 @@ def _load_phase(arch: Architecture, inputs: EstimateInputs, profile: Profile,
     return w_load, n_max * 2.0, f"one 16-bit weight of {n_max:,} elements at a time handed to bitsandbytes"
 
 
+def _counters(breakdown_alloc: dict[str, int], profile: Profile) -> tuple[int, int, int, dict[str, int]]:
+    """The three counters from the allocated parts (bytes): ``(allocated, reserved, device,
+    breakdown)``. ``allocated`` predicts ``torch.cuda.max_memory_allocated()``, the sum of the
+    parts; ``reserved`` (``torch.cuda.max_memory_reserved()``) is allocated × the profile's
+    ``reserved_ratio`` (the caching allocator's slack, cited in :mod:`.profiles`); ``device``
+    (what ``nvidia-smi`` shows) adds the profile's CUDA context. ``breakdown`` is the parts
+    plus ``allocator_slack`` and ``cuda_context``, so it adds up to ``device``."""
+    allocated = sum(breakdown_alloc.values())
+    reserved = int(math.ceil(allocated * profile.reserved_ratio))
+    device = reserved + profile.cuda_context_bytes
+    breakdown = dict(breakdown_alloc)
+    breakdown["allocator_slack"] = reserved - allocated
+    breakdown["cuda_context"] = profile.cuda_context_bytes
+    return allocated, reserved, device, breakdown
+
+
 def _estimate_load(inputs: EstimateInputs, arch: Architecture, profile: Profile, notes: list[str],
                    gpu: str | None, gpu_memory_bytes: int | None) -> MemoryEstimate:
     """Memory to load the model and nothing more (``method="load"``: a file that does not train,
@@ -609,12 +625,7 @@ def _estimate_load(inputs: EstimateInputs, arch: Architecture, profile: Profile,
     breakdown_alloc = {"weights": int(weights), "adapter_weights": 0, "gradients": 0, "optimizer_states": 0,
                        "activations": 0, "logits": 0, "transient": int(transient),
                        "framework": int(profile.framework_bytes)}
-    allocated = sum(breakdown_alloc.values())
-    reserved = int(math.ceil(allocated * profile.reserved_ratio))
-    device = reserved + profile.cuda_context_bytes
-    breakdown = dict(breakdown_alloc)
-    breakdown["allocator_slack"] = reserved - allocated
-    breakdown["cuda_context"] = profile.cuda_context_bytes
+    allocated, reserved, device, breakdown = _counters(breakdown_alloc, profile)
     notes.append(f"weights: {wdesc}")
     if load_desc:
         notes.append(f"load phase: {load_desc}")
@@ -772,12 +783,7 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     elif load_transient:
         notes.append(f"load phase: {load_desc}; peak {load_alloc / 2**30:.2f} GiB allocated, below the "
                      "training step's")
-    allocated = sum(breakdown_alloc.values())
-    reserved = int(math.ceil(allocated * profile.reserved_ratio))
-    device = reserved + profile.cuda_context_bytes
-    breakdown = dict(breakdown_alloc)
-    breakdown["allocator_slack"] = reserved - allocated
-    breakdown["cuda_context"] = profile.cuda_context_bytes
+    allocated, reserved, device, breakdown = _counters(breakdown_alloc, profile)
 
     notes.append(f"framework profile: {profile.name}")
     notes.append(f"weights: {wdesc}")
