@@ -10,6 +10,7 @@ The estimator modules (``lintlora.estimate.*``) are imported lazily, on the firs
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import TYPE_CHECKING, Any
 
 from lintlora.findings import MemoryFigures
@@ -25,6 +26,16 @@ __all__ = ["Context"]
 
 _DEFAULT_MODEL_SOURCE = "[tool.lintlora] model"
 """``Setting.source`` of a model name filled in from the configuration's default."""
+
+
+def _folder_of(path: str | None, model_id: str | None, model_config: str | None) -> str | None:
+    """The absolute folder of the linted file at ``path`` when the architecture lookup of
+    ``model_id`` may depend on it (a relative name, no ``model_config``), else ``None``."""
+    if not path or model_id is None or model_config:
+        return None
+    if os.path.isabs(model_id.strip()):  # as resolve_architecture tests it
+        return None
+    return os.path.dirname(os.path.abspath(path))
 
 
 class Context:
@@ -110,7 +121,12 @@ class Context:
         # treated as unresolved rather than hashed.
         model_id = name.value if name.known and isinstance(name.value, str) else None
         model_config = self._model_config_for(name, model_id)
-        key = (model_id, setup.framework, model_config, self.settings.params)
+        # a relative name may be a folder beside the linted file (resolve_architecture tries
+        # there too), so the lookup depends on that folder as well; absolute paths and a given
+        # model_config do not. One lookup per (name, folder) keeps the cache's saving for the
+        # common case, many scripts in one folder naming one hub id.
+        key = (model_id, setup.framework, model_config, self.settings.params,
+               _folder_of(setup.path, model_id, model_config))
         from lintlora.cache import note_inputs, recording
 
         if key not in self._arch_cache:
