@@ -16,9 +16,10 @@ What is recorded:
   ``kwargs["device_map"] = ...``;
 - reads of ``os.environ[...]`` by subscript.
 
-Statement order (``order``) is a counter over statements in source order; an expression is
-ordered by the statement that contains it, and a binding made by a statement is visible to
-statements with a larger order.
+Statement order (``order``) is a counter over statements in source order (each of the
+``;``-separated simple statements on one line counts as one); an expression is ordered by the
+statement that contains it, and a binding made by a statement is visible to statements with a
+larger order.
 """
 
 from __future__ import annotations
@@ -301,8 +302,8 @@ class _Walker:
             for stmt in body.body:
                 self.stmt(stmt)
         elif t is cst.SimpleStatementSuite:
-            self.order += 1
-            for small in body.body:
+            for small in body.body:  # each ';'-separated statement has its own order
+                self.order += 1
                 self.small(small)
         else:  # pragma: no cover - defensive
             for stmt in getattr(body, "body", ()):
@@ -319,8 +320,10 @@ class _Walker:
     def stmt(self, stmt: cst.CSTNode) -> None:
         t = type(stmt)
         if t is cst.SimpleStatementLine:
-            self.order += 1
+            # each ';'-separated statement has its own order, so `import torch; torch.f()`
+            # sees its import (same cost as one order per line for a one-statement line)
             for small in stmt.body:
+                self.order += 1
                 self.small(small)
             return
         self.order += 1
