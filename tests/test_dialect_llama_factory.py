@@ -133,3 +133,46 @@ def test_v1_nested_schema():
     # v1 defaults changed between revisions: not assumed
     assert not s.get("training.gradient_checkpointing").known
     assert checkpointing(s).value is None
+
+
+# use_unsloth_gc picks the checkpoint function, it does not turn checkpointing on: LLaMA-Factory
+# src/llamafactory/model/model_utils/checkpointing.py @ 908cd68e457daf38e7aae14cbc99e5ac01524496
+# (prepare_model_for_training passes it to _gradient_checkpointing_enable only under
+# `if not model_args.disable_gradient_checkpointing`).
+_LF_HEAD = ("model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\nfinetuning_type: lora\n"
+            "do_train: true\n")
+
+
+def test_use_unsloth_gc_is_checkpointing_with_offloaded_inputs():
+    s = text(_LF_HEAD + "use_unsloth_gc: true\n")
+    assert checkpointing(s).value is True
+    mode = s.training.extra["gradient_checkpointing_mode"]
+    assert (mode.value, mode.span.line, mode.expr) == ("unsloth", 5, "use_unsloth_gc")
+    assert s.training.extra["use_unsloth_gc"].value is True
+
+
+def test_use_unsloth_gc_does_not_undo_disable_gradient_checkpointing():
+    s = text(_LF_HEAD + "disable_gradient_checkpointing: true\nuse_unsloth_gc: true\n")
+    gc = s.get("training.gradient_checkpointing")
+    assert (gc.value, gc.expr, gc.span.line) == (False, "disable_gradient_checkpointing", 5)
+    assert checkpointing(s).value is False
+    assert "gradient_checkpointing_mode" not in s.training.extra
+    assert s.training.extra["use_unsloth_gc"].value is True  # kept, as written
+
+
+def test_use_unsloth_gc_false_keeps_plain_checkpointing():
+    s = text(_LF_HEAD + "use_unsloth_gc: false\n")
+    assert checkpointing(s).value is True
+    assert "gradient_checkpointing_mode" not in s.training.extra
+
+
+def test_use_unsloth_gc_moves_checkpointed_inputs_off_the_gpu_in_the_estimate():
+    from lintlora.estimate.architecture import resolve_architecture
+    from lintlora.estimate.from_setup import estimate_setup
+
+    arch = resolve_architecture("meta-llama/Llama-2-7b-hf")
+    body = _LF_HEAD + "bf16: true\ncutoff_len: 4096\nper_device_train_batch_size: 4\n"
+    plain = estimate_setup(text(body), arch, None)
+    offloaded = estimate_setup(text(body + "use_unsloth_gc: true\n"), arch, None)
+    assert plain.breakdown["activations"] > 0 and offloaded.breakdown["activations"] == 0
+    assert offloaded.device_bytes < plain.device_bytes

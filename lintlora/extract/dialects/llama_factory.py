@@ -9,6 +9,12 @@ v0 defaults and behaviour, read from hiyouga/LLaMA-Factory:
   releases spell it ``bitsandbytes``; ``hqq``, ``eetq``, ``gptq``, ``awq`` are other
   libraries), ``quantization_bit = None``, ``quantization_type = "nf4"``,
   ``double_quantization = True``, ``enable_liger_kernel = False``, ``use_unsloth = False``.
+- ``src/llamafactory/model/model_utils/checkpointing.py`` @
+  908cd68e457daf38e7aae14cbc99e5ac01524496: ``use_unsloth_gc`` (default ``False``) swaps the
+  checkpoint function for one that copies each checkpointed layer input to CPU RAM; it applies
+  only where checkpointing is on (``disable_gradient_checkpointing`` false), and does not turn
+  it on. Kept in ``training.extra["use_unsloth_gc"]``; with checkpointing on it is also
+  ``training.extra["gradient_checkpointing_mode"] = "unsloth"`` (offloaded inputs).
 - ``src/llamafactory/hparams/model_args.py`` also takes ``add_tokens``/``add_special_tokens``
   (``new_special_tokens`` in older releases) and ``resize_vocab``: tokens added to the
   tokenizer and the embedding resized; recorded as ``model.extra["added_tokens"]``.
@@ -65,6 +71,7 @@ NAME_V1 = "llama-factory-v1"
 _SRC_MODEL = "LLaMA-Factory src/llamafactory/hparams/model_args.py @ ff6d4d12eeb035"
 _SRC_FT = "LLaMA-Factory src/llamafactory/hparams/finetuning_args.py @ 00577a85775a2a"
 _SRC_DATA = "LLaMA-Factory src/llamafactory/hparams/data_args.py @ 072bfe29d3b104"
+_SRC_GC = "LLaMA-Factory src/llamafactory/model/model_utils/checkpointing.py @ 908cd68e457daf"
 _SRC_V1 = "LLaMA-Factory src/llamafactory/v1/config/training_args.py @ 00577a85775a2a"
 
 _LF_ONLY = frozenset({
@@ -164,10 +171,13 @@ def build(doc: ConfigDoc) -> TrainingSetup:
         gc = derived(not disable.value, disable)
     else:
         gc = disable
-    unsloth_gc = doc.setting("use_unsloth_gc", as_bool)
-    if unsloth_gc is not None and unsloth_gc.is_(True) and not gc.is_(True):
-        gc = derived(True, unsloth_gc)
     fields["gradient_checkpointing"] = gc
+    # use_unsloth_gc picks the checkpoint function (each checkpointed layer input copied to CPU
+    # RAM), it does not turn checkpointing on: checkpointing.py prepare_model_for_training
+    # passes it to _gradient_checkpointing_enable only under `if not
+    # disable_gradient_checkpointing`. Kept as written in the section's extra; where
+    # checkpointing is on, it is the "unsloth" mode the estimator reads as offloaded inputs.
+    unsloth_gc = doc.setting("use_unsloth_gc", as_bool)
     if gc.is_(True):
         reentrant = doc.setting("use_reentrant_gc", as_bool)
         fields["gradient_checkpointing_kwargs"] = (
@@ -190,6 +200,12 @@ def build(doc: ConfigDoc) -> TrainingSetup:
     fields["use_liger_kernel"] = liger or default(False, _SRC_MODEL, "enable_liger_kernel")
 
     extra: dict[str, Setting] = {"stage": stage}
+    if unsloth_gc is not None:
+        extra["use_unsloth_gc"] = unsloth_gc
+        if unsloth_gc.is_(True) and gc.is_(True):
+            extra["gradient_checkpointing_mode"] = derived(
+                "unsloth", unsloth_gc, _SRC_GC + " (use_unsloth_gc: checkpointed layer inputs "
+                "offloaded to CPU RAM)")
     for key in ("preprocessing_num_workers", "use_unsloth", "finetuning_type"):
         s = doc.setting(key)
         if s is not None:
