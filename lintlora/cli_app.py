@@ -236,9 +236,21 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
+class _LintPath(click.Path):
+    """A path to lint: it must exist (click's check and message), except that a symbolic link
+    leading nowhere (dangling, or a loop) is accepted, so the run reports it as a file that
+    cannot be read (``LL998``, exit status 1) and still lints the other paths."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if (isinstance(value, (str, os.PathLike)) and os.path.islink(value)
+                and not os.path.exists(value)):
+            return value
+        return super().convert(value, param, ctx)
+
+
 @app.command("check", context_settings=_CONTEXT)
 @click.argument("paths", nargs=-1, metavar="PATH...",
-                type=click.Path(exists=True, file_okay=True, dir_okay=True))
+                type=_LintPath(exists=True, file_okay=True, dir_okay=True))
 @click.option("--gpu", metavar="NAME",
               help="GPU to check against: a catalog name (rtx3090, a100-80gb, t4) or an "
                    "nvidia-smi name.")

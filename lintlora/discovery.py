@@ -170,7 +170,9 @@ def discover(paths: Sequence[str], is_excluded: Callable[[str], bool] | None = N
     Returns:
         ``(files, missing)``: the files sorted by path with duplicates removed (a file both
         named and found under a named folder counts as named), and the given paths that do not
-        exist.
+        exist. A named symbolic link that leads nowhere (dangling, or a loop) is a file, not a
+        missing path: reading it fails, and the engine reports it like any unreadable file
+        (``LL998``), while such links inside a scanned folder are skipped quietly.
     """
     excluded = is_excluded or (lambda _p: False)
     found: dict[str, SourceFile] = {}
@@ -180,7 +182,7 @@ def discover(paths: Sequence[str], is_excluded: Callable[[str], bool] | None = N
             for source in _walk(path, excluded):
                 key = os.path.normpath(os.path.abspath(source.path))
                 found.setdefault(key, source)
-        elif os.path.exists(path):
+        elif os.path.exists(path) or os.path.islink(path):
             if excluded(path):
                 continue
             key = os.path.normpath(os.path.abspath(path))

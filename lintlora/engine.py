@@ -242,6 +242,14 @@ def read_source(path: str, kind: str, max_bytes: int) -> str:
     return _decode_text(data, {"notebook": "notebook JSON", "json": "JSON"}.get(kind, "YAML"))
 
 
+def _link_target(path: str) -> str:
+    """Where the symbolic link ``path`` points, as written in the link (``?`` if unreadable)."""
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
+
+
 def _extract(path: str, kind: str, text: str, explicit: bool) -> list[TrainingSetup]:
     # Input nested too deeply for LibCST's native parser is refused by the Python extractor's
     # own preflight (lintlora/extract/pysyntax.py: CPython's AST parse and a depth check), so
@@ -414,8 +422,11 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
         result.linted = True
         return _finish(result, [(_syntax_finding(path, exc), None)], "", settings, (), set())
     except FileNotFoundError:
-        result.errors.append(FileError(path, "file not found (deleted after it was listed?)",
-                                       INPUT_ERROR_CODE))
+        if os.path.islink(path):  # named on the command line, leading nowhere
+            message = f"cannot read: a symbolic link to a missing file ({_link_target(path)})"
+        else:
+            message = "file not found (deleted after it was listed?)"
+        result.errors.append(FileError(path, message, INPUT_ERROR_CODE))
         return result
     except IsADirectoryError:
         result.errors.append(FileError(path, "is a folder, not a file", INPUT_ERROR_CODE))

@@ -72,6 +72,24 @@ def test_missing_path_is_usage_error(work):
     assert result.exit_code == 2 and "does not exist" in result.output
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks")
+def test_named_broken_symlink_is_an_unreadable_file_not_a_usage_error(work):
+    os.symlink("nowhere.py", work / "dangling.py")
+    os.symlink("loop.py", work / "loop.py")
+    result = CliRunner().invoke(app, ["dangling.py", "loop.py", "train.py", "--format", "json"])
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.output)
+    errors = {e["path"]: e for e in report["errors"]}
+    assert errors["dangling.py"]["code"] == "LL998"
+    assert errors["dangling.py"]["message"] == \
+        "cannot read: a symbolic link to a missing file (nowhere.py)"
+    assert errors["loop.py"]["code"] == "LL998" and "cannot read" in errors["loop.py"]["message"]
+    assert {"TS001", "TS002"} <= {f["code"] for f in report["findings"] if f["path"] == "train.py"}
+    # a path that is not there at all is still click's usage error
+    missing = CliRunner().invoke(app, ["dangling.py", "nope.py"])
+    assert missing.exit_code == 2 and "'nope.py' does not exist" in missing.output
+
+
 def test_unknown_gpu_is_usage_error_with_suggestions(work):
     result = CliRunner().invoke(app, ["train.py", "--gpu", "rtx309"])
     assert result.exit_code == 2
