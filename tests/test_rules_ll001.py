@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-from rules_support import GiB, at, call, ctx, lit, lora, model, qlora4, run, setup, training
+from rules_support import (
+    GiB,
+    ToyContext,
+    at,
+    call,
+    ctx,
+    lit,
+    lora,
+    model,
+    qlora4,
+    run,
+    setup,
+    training,
+)
 
 from lintlora import facts
 from lintlora.findings import Severity
+from lintlora.rules.ll001_gradient_checkpointing_off import MIN_SAVING
 from lintlora.rules.ll001_gradient_checkpointing_off import GradientCheckpointingOff as R
+from lintlora.settings import Settings
 from lintlora.training_setup import Origin, Setting, TrainingArgs
 
 
@@ -19,7 +34,8 @@ def test_literal_false_points_at_the_value_and_gives_complete_fix():
     assert "gradient_checkpointing=True" in f.fix
     assert '"use_reentrant": False' in f.fix and "enable_input_require_grads" in f.fix
     # toy estimator: activations 12 GiB -> 2 GiB, weights 14 GiB
-    assert "10.0 GiB of activation memory" in f.message
+    assert "lowers the estimated peak by 10.0 GiB (26.0 GiB -> 16.0 GiB)" in f.message
+    assert "activations held at the peak 12.0 GiB -> 2.0 GiB" in f.message
     assert f.estimate.peak_bytes == 26 * GiB and f.estimate.peak_after_fix_bytes == 16 * GiB
     assert f.severity is Severity.WARNING  # no GPU named
 
@@ -148,3 +164,74 @@ def test_litgpt_has_no_switch_so_it_is_info_unless_it_does_not_fit():
     assert f.severity is Severity.INFO and "several devices" in f.fix
     [f] = run(R, lg, ctx("rtx3090"))  # 26 GiB does not fit, checkpointing would: still only a warning
     assert f.severity is Severity.WARNING
+
+
+# ---- only when the fix lowers the peak by a real margin ---------------------------------------
+class _PeakElsewhere(ToyContext):
+    """Toy estimate whose peak is set elsewhere (full fine-tuning's optimizer step): turning
+    checkpointing on lowers it by ``saving`` bytes only."""
+
+    def __init__(self, saving: int, **kw) -> None:
+        super().__init__(**kw)
+        self.saving = saving
+
+    def estimate(self, s):  # type: ignore[override]
+        from types import SimpleNamespace
+
+        if self.architecture(s) is None:
+            return None
+        on = facts.checkpointing(s).value is True
+        breakdown = {"weights": 14 * GiB, "gradients": 14 * GiB, "optimizer_states": 28 * GiB,
+                     "activations": 0 if on else self.saving}
+        return SimpleNamespace(device_bytes=sum(breakdown.values()), breakdown=breakdown,
+                               rough=False)
+
+
+def test_silent_when_the_fix_does_not_lower_the_peak():
+    s = setup(model=model(), training=training(gradient_checkpointing=lit(False, 12)))
+    assert run(R, s, _PeakElsewhere(0)) == []
+    assert run(R, s, _PeakElsewhere(0, settings=Settings(gpu="rtx3090"))) == []
+
+
+def test_silent_below_the_minimum_saving_and_reported_above_it():
+    s = setup(model=model(), training=training(gradient_checkpointing=lit(False, 12)))
+    base = 56 * GiB  # the peak without activations
+    # saving share = saving / (base + saving)
+    just_under = int(base * MIN_SAVING / (1 - MIN_SAVING)) - GiB // 4
+    just_over = int(base * MIN_SAVING / (1 - MIN_SAVING)) + GiB // 4
+    assert run(R, s, _PeakElsewhere(just_under)) == []
+    [f] = run(R, s, _PeakElsewhere(just_over))
+    saved = f.estimate.peak_bytes - f.estimate.peak_after_fix_bytes
+    assert saved == just_over
+    assert f"lowers the estimated peak by {saved / GiB:.1f} GiB" in f.message
+
+
+def test_unknown_model_still_reported_without_figures():
+    s = setup(model=model(), training=training(gradient_checkpointing=lit(False, 12)))
+    [f] = run(R, s, ctx(known_model=False))
+    assert f.estimate.peak_bytes is None and "no figure" in f.message
+
+
+def test_full_fine_tune_small_batch_is_silent_with_the_real_estimator():
+    """Full fine-tuning of a 7B model at batch 1: the peak is the optimizer step (weights,
+    gradients and AdamW states), after the activations are freed, so checkpointing does not
+    lower it; at batch 8 with LoRA the activations set the peak and the finding stays."""
+    from lintlora.context import Context
+    from lintlora.extract.python import extract_python
+
+    src = '''\
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+from peft import LoraConfig, get_peft_model
+model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype="bfloat16")
+{lora}
+args = TrainingArguments(output_dir="out", per_device_train_batch_size={batch}, bf16=True)
+Trainer(model=model, args=args, train_dataset=ds).train()
+'''
+    real = Context(Settings(gpu="a100-80gb"))
+    (full,) = extract_python("train.py", src.format(lora="", batch=1))
+    assert run(R, full, real) == []
+    peft = "model = get_peft_model(model, LoraConfig(r=8, target_modules=['q_proj', 'v_proj']))"
+    (lora_b8,) = extract_python("train.py", src.format(lora=peft, batch=8))
+    [f] = run(R, lora_b8, real)
+    est = f.estimate
+    assert est.peak_bytes - est.peak_after_fix_bytes >= MIN_SAVING * est.peak_bytes

@@ -8,6 +8,11 @@ of compute per step. Sources: allenai/open-instruct#65 (QLoRA OOM at 75 GiB on a
 fixed by turning checkpointing on), gke-labs/open-rl PR #99 (about 70 GiB of activations at
 13k tokens for a 4B model without it), axolotl-ai-cloud/axolotl PR #2412.
 
+Silent when the estimate is known and the fix lowers its peak by less than :data:`MIN_SAVING`
+(10%) of it: the peak is then set by something else (full fine-tuning at a small batch peaks
+at the optimizer step, after the activations are freed), and checkpointing would only cost
+speed.
+
 Severity: warning; error when the estimate as written exceeds the GPU's memory and the fix
 brings it under; info when the estimate as written fits with :data:`HEADROOM` to spare
 (checkpointing then only costs speed), and info whenever the deciding value is a default the
@@ -28,7 +33,18 @@ from lintlora.training_setup import CallSite, Origin, Setting, Span, TrainingSet
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
 
-__all__ = ["GradientCheckpointingOff"]
+__all__ = ["GradientCheckpointingOff", "MIN_SAVING"]
+
+MIN_SAVING = HEADROOM
+"""Share of the estimated peak (as written) the fix must save for LL001 to report.
+
+Checkpointing lowers the peak only where the activations set it. Where the peak is set
+elsewhere (full fine-tuning at a small batch peaks at the optimizer step, with weights,
+gradients and optimizer states and no activations left) the fix saves about nothing, and a
+saving smaller than the estimator's accuracy target (:data:`lintlora.rules._text.HEADROOM`,
+10%) cannot be told from none: the rule stays silent. Unknown figures (unknown model) do not
+silence it.
+"""
 
 _REENTRANT_NOTE = (
     "On a frozen base (LoRA/QLoRA) checkpointing also needs gradient_checkpointing_kwargs="
@@ -208,8 +224,11 @@ class GradientCheckpointingOff(Rule):
         fixed = _fixed_setup(setup)
         if facts.checkpointing(fixed).value is not True:  # pragma: no cover - defensive
             fixed = None
-        frozen = facts.frozen_base(setup) is True
         figures = context.figures(setup, fixed)
+        if figures.peak_bytes is not None and figures.peak_after_fix_bytes is not None \
+                and figures.peak_bytes - figures.peak_after_fix_bytes < MIN_SAVING * figures.peak_bytes:
+            return  # the activations do not set the peak: checkpointing saves nothing that matters
+        frozen = facts.frozen_base(setup) is True
         capacity = figures.gpu_memory_bytes
 
         when = f" {fact.at_launch}" if fact.at_launch else ""
@@ -220,13 +239,13 @@ class GradientCheckpointingOff(Rule):
         if figures.peak_bytes is not None and figures.peak_after_fix_bytes is not None:
             act_before, act_after = _activation_bytes(before), _activation_bytes(after)
             saved = figures.peak_bytes - figures.peak_after_fix_bytes
+            # the peak's drop is the saving; the activation figures are those held at each
+            # estimate's own peak (the two peaks may fall in different phases)
+            text = (f"Turning it on lowers the estimated peak by {gib(saved)} "
+                    f"({gib(figures.peak_bytes)} -> {gib(figures.peak_after_fix_bytes)})")
             if act_before is not None and act_after is not None:
-                parts.append(f"Turning it on saves about {gib(act_before - act_after)} of activation memory "
-                             f"(activations {gib(act_before)} -> {gib(act_after)}; estimated peak "
-                             f"{gib(figures.peak_bytes)} -> {gib(figures.peak_after_fix_bytes)}).")
-            else:
-                parts.append(f"Turning it on lowers the estimated peak by {gib(saved)} "
-                             f"({gib(figures.peak_bytes)} -> {gib(figures.peak_after_fix_bytes)}).")
+                text += f"; activations held at the peak {gib(act_before)} -> {gib(act_after)}"
+            parts.append(text + ".")
         else:
             parts.append("Turning it on keeps only each layer's input and recomputes the rest during the "
                          "backward pass, usually the largest saving available (no figure: the model is "
