@@ -224,6 +224,38 @@ def test_size_limit_is_configurable_and_clear(tmp_path):
     assert _one(result).code == "LL001" and result.errors == []
 
 
+AXOLOTL = ("base_model: acme-unknown/model-7b\nadapter: lora\nlora_r: 8\n"
+           "lora_target_modules:\n  - q_proj\n  - v_proj\nsequence_len: 2048\n"
+           "micro_batch_size: 2\nbf16: true\ngradient_checkpointing: false\n")
+"""An axolotl config with one finding: LL001 on ``false`` (line 10); the model is unknown, so
+the finding has no figures and does not depend on the estimator."""
+
+
+def test_yaml_size_limit_is_max_file_size(tmp_path):
+    """A YAML file above --max-file-size is LL998 naming its path, the other files are still
+    linted; and --max-file-size, not the YAML loader's own default (MAX_CONFIG_CHARS), is the
+    one limit for linted YAML files."""
+    from lintlora.extract.yaml_loader import MAX_CONFIG_CHARS
+
+    big = tmp_path / "big.yaml"
+    big.write_text(AXOLOTL + "# padding\n" * 2000)  # about 20 KiB
+    (tmp_path / "small.yaml").write_text(AXOLOTL)
+    (tmp_path / "zz_neighbour.py").write_text(TRAIN)
+    result = _lint(tmp_path, settings=Settings(max_file_bytes=10 * 2**10))
+    (error,) = result.errors
+    assert error.code == "LL998" and error.path == str(big)
+    assert "above the 10.0 KiB limit" in error.message and "--max-file-size" in error.message
+    found = sorted((os.path.basename(f.span.path), f.code, f.span.line) for f in result.findings)
+    assert found == [("small.yaml", "LL001", 10), ("zz_neighbour.py", "LL001", 2)]
+    assert str(big) not in [f.span.path for f in result.findings]
+    # above the loader's default size but under --max-file-size: linted like any other file
+    huge = tmp_path / "huge.yaml"
+    huge.write_text(AXOLOTL + ("# " + "x" * 98 + "\n") * (MAX_CONFIG_CHARS // 100 + 100))
+    assert huge.stat().st_size > MAX_CONFIG_CHARS
+    result = _lint(huge, settings=Settings(max_file_bytes=2 * MAX_CONFIG_CHARS))
+    assert result.errors == [] and _one(result, "LL001").span.line == 10
+
+
 def test_size_limit_from_the_command_line_and_pyproject(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
