@@ -26,9 +26,16 @@ linted in this process.
 **Garbage collector.** A Python file's LibCST tree and the extractor's scope graph form
 reference cycles (scopes point at their parents), so they are freed by the cyclic collector,
 not by reference counts; with the default thresholds its full collections traverse every
-object the imports created, over and over. During a run, the objects that exist before it
-are frozen out of the collector's sight and the first threshold is raised
-(:data:`GC_THRESHOLD`); the previous state is restored at the end.
+object the imports created, over and over. During a run (:func:`tuned_gc`), the objects that
+exist before it are frozen out of the collector's sight and automatic collection is off; the
+young generation is collected explicitly *between* files instead, once a file's tree has
+become garbage (:func:`_lint_one`, in this process and in each worker). A collection during a
+file finds next to nothing: the tree and the scope graph live until the file is done (peak
+memory of a 12,000-line script, 409 KB: 296 MB either way, measured), so it only traverses
+them; a one-file run then collects nothing at all (about 12 ms of a 320 ms run, measured with
+``bench/compare.py``'s single-file step). The previous state (enabled or not, frozen
+objects) is restored at the end, so what the last file left is freed by the caller's next
+collection.
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import FileResult
     from lintlora.settings import Settings
 
-__all__ = ["POOL_MIN_FILES", "CHUNK_BYTES", "GC_THRESHOLD", "Task", "RunStats", "default_jobs",
+__all__ = ["POOL_MIN_FILES", "CHUNK_BYTES", "Task", "RunStats", "default_jobs",
            "pool_available", "lint_tasks", "tuned_gc"]
 
 POOL_MIN_FILES = 16
@@ -59,8 +66,6 @@ ran on (``bench/compare.py``), as much as linting 3-4 ordinary training scripts;
 CHUNK_BYTES = 48 * 1024
 """Files are sent to workers in chunks of about this many bytes (a large file goes alone)."""
 
-GC_THRESHOLD = 20_000
-"""First-generation threshold of the garbage collector during a run (the default is 700)."""
 
 
 @dataclass
@@ -112,16 +117,25 @@ def pool_available() -> bool:
 
 @contextmanager
 def tuned_gc() -> Iterator[None]:
-    """Freeze the objects that exist now and raise the first collection threshold for the
-    block; restore both afterwards (see the module docstring)."""
-    before = gc.get_threshold()
+    """Freeze the objects that exist now and turn automatic collection off for the block (files
+    are collected between, by :func:`_lint_one`); restore both afterwards (see the module
+    docstring)."""
+    global _garbage_pending
+    enabled = gc.isenabled()
     gc.freeze()
-    gc.set_threshold(GC_THRESHOLD, *before[1:])
+    gc.disable()
+    _garbage_pending = False
     try:
         yield
     finally:
-        gc.set_threshold(*before)
+        _garbage_pending = False
         gc.unfreeze()
+        if enabled:
+            gc.enable()
+
+
+_garbage_pending = False
+"""Whether this process linted a file since its last collection (see :func:`_lint_one`)."""
 
 
 # ---- the run's state, set before forking ------------------------------------------------------
@@ -139,9 +153,17 @@ _JOB: _Job | None = None
 
 
 def _lint_one(index: int) -> tuple["FileResult", bool]:
-    """Lint task ``index`` of the current job; returns the result and whether it was cached."""
+    """Lint task ``index`` of the current job; returns the result and whether it was cached.
+
+    The previous file's garbage (its tree, its scope graph) is collected first: automatic
+    collection is off during a run (:func:`tuned_gc`).
+    """
     from lintlora.engine import lint_file
 
+    global _garbage_pending
+    if _garbage_pending:
+        gc.collect(0)
+    _garbage_pending = True
     job = _JOB
     assert job is not None
     task = job.tasks[index]

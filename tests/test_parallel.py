@@ -94,12 +94,59 @@ def test_cache_entries_written_by_workers_are_read_back(tmp_path):
     assert _report(first, "json") == _report(second, "json")
 
 
-def test_the_garbage_collector_is_left_as_it_was(tmp_path):
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_garbage_collector_is_left_as_it_was(tmp_path, enabled):
     (tmp_path / "a.py").write_text("import torch\n")
     before = gc.get_threshold()
     frozen = gc.get_freeze_count()
-    lint_paths([str(tmp_path)])
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        lint_paths([str(tmp_path)])
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
     assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
+
+
+def test_a_run_collects_between_files_only(tmp_path, monkeypatch):
+    """Automatic collection is off during a run; each file's garbage (its LibCST tree and scope
+    graph) is collected before the next file, so memory stays bounded by one file's."""
+    import lintlora.engine as engine
+
+    train = ("from transformers import TrainingArguments\n"
+             "args = TrainingArguments(output_dir='o', gradient_checkpointing=False)\n")
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(train * 200)  # enough objects to pass the default threshold
+    during, between = [], []
+    inside = [False]
+    lint_file = engine.lint_file
+
+    def tracked(*args, **kwargs):
+        inside[0] = True
+        try:
+            return lint_file(*args, **kwargs)
+        finally:
+            inside[0] = False
+
+    def record(phase, info):
+        if phase == "start":
+            (during if inside[0] else between).append(info["generation"])
+
+    monkeypatch.setattr(engine, "lint_file", tracked)
+    was = gc.isenabled()
+    gc.callbacks.append(record)
+    try:
+        gc.enable()
+        assert len(lint_paths([str(tmp_path)], jobs=1).files) == 3
+        assert during == []
+        gc.disable()  # restored by the run: no automatic collection after it either
+        between.clear()
+        assert len(lint_paths([str(tmp_path)], jobs=1).files) == 3
+    finally:
+        gc.callbacks.remove(record)
+        gc.enable() if was else gc.disable()
+    assert during == [] and between == [0, 0]  # before the second and the third file
 
 
 def test_default_jobs_is_the_cpus_this_process_may_use():
