@@ -140,13 +140,18 @@ _garbage_pending = False
 
 # ---- the run's state, set before forking ------------------------------------------------------
 
-@dataclass
 class _Job:
-    tasks: Sequence[Task]
-    rules: Sequence[Any]
-    cache: "ResultCache | None"
-    keys: dict[int, tuple[str, str]]    # task index -> (cache key, content digest)
-    keep_setups: bool
+    """The run's state, read by the workers (a plain class: one per run, never compared)."""
+
+    __slots__ = ("tasks", "rules", "cache", "keys", "keep_setups")
+
+    def __init__(self, tasks: Sequence[Task], rules: Sequence[Any], cache: "ResultCache | None",
+                 keys: dict[int, tuple[str, str]], keep_setups: bool) -> None:
+        self.tasks = tasks
+        self.rules = rules
+        self.cache = cache
+        self.keys = keys                # task index -> (cache key, content digest)
+        self.keep_setups = keep_setups
 
 
 _JOB: _Job | None = None
