@@ -26,7 +26,7 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 # ---- value parsing ---------------------------------------------------------------------------
 
-_COUNT = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*([kKmMbBgGtT]?)\s*")
+_COUNT = r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*([kKmMbBgGtT]?)\s*"  # compiled on use
 _COUNT_UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 
@@ -36,7 +36,7 @@ def parse_count(text: str) -> float:
     Raises:
         ValueError: not a positive count.
     """
-    m = _COUNT.fullmatch(text)
+    m = re.fullmatch(_COUNT, text)
     if not m:
         raise ValueError(f"not a count: {text!r} (examples: 7B, 500M, 7e9)")
     value = float(m.group(1)) * _COUNT_UNITS[m.group(2).lower()]

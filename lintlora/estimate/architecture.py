@@ -430,13 +430,15 @@ _TORCHTUNE = {
     ("phi3", "mini"): "microsoft/Phi-3-mini-4k-instruct", ("phi4", "14b"): "microsoft/phi-4",
     ("phi4", "mini"): "microsoft/Phi-4-mini-instruct",
 }
-_TT_RE = re.compile(r"(?:^|\.)(?:q?lora_|dora_|qdora_)?(llama2|llama3_1|llama3_2|llama3_3|llama3|mistral|"
-                    r"gemma2|gemma|qwen2_5|qwen2|qwen3|phi3|phi4)_([0-9_]+b|mini)(?:_[a-z]+)?$")
+_TT_RE = (r"(?:^|\.)(?:q?lora_|dora_|qdora_)?(llama2|llama3_1|llama3_2|llama3_3|llama3|mistral|"
+          r"gemma2|gemma|qwen2_5|qwen2|qwen3|phi3|phi4)_([0-9_]+b|mini)(?:_[a-z]+)?$")
+"""A torchtune model builder's name (a string: ``re`` compiles it on first use, for torchtune
+configs only)."""
 
 
 def _torchtune(name: str) -> Architecture | None:
     leaf = name.strip().rsplit(".", 1)[-1] if name.startswith("torchtune") else name.strip()
-    m = _TT_RE.search(leaf)
+    m = re.search(_TT_RE, leaf)
     if not m:
         return None
     hf = _TORCHTUNE.get((m.group(1), m.group(2)))

@@ -30,8 +30,9 @@ def display_path(path: str, cwd: str | None = None) -> str:
     return relative.replace(os.sep, "/")
 
 
-_WS = re.compile(r"[ \t\n\r]*")
-_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
+# notebooks only: strings for ``re``, compiled on first use (cached by ``re``)
+_WS = r"[ \t\n\r]*"
+_SCALAR = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null"
 
 
 class _Scanner:
@@ -40,9 +41,11 @@ class _Scanner:
     def __init__(self, text: str) -> None:
         self.text = text
         self.i = 0
+        self._ws = re.compile(_WS).match
+        self._scalar = re.compile(_SCALAR).match
 
     def ws(self) -> None:
-        self.i = _WS.match(self.text, self.i).end()
+        self.i = self._ws(self.text, self.i).end()
 
     def expect(self, char: str) -> None:
         self.ws()
@@ -80,7 +83,7 @@ class _Scanner:
                 self.i += 1
                 continue
             else:
-                m = _SCALAR.match(self.text, self.i)
+                m = self._scalar(self.text, self.i)
                 if not m:
                     raise ValueError(f"unexpected {char!r} at {self.i}")
                 self.i = m.end()
