@@ -49,6 +49,10 @@ def _chain(n: int) -> dict[str, str]:
                    + "\t" * min(n, 1500) + "pass",
         "defs": "".join(" " * i + f"def f{i}():\n" for i in range(min(n, 1500)))
                 + " " * min(n, 1500) + "pass",
+        # in a compound statement's header (walked by the preflight like a statement)
+        "default argument": "def f(a=" + "not " * n + "y):\n    pass",
+        "with item": "with (\n    a as b,\n    " + "-" * n + "c as d,\n):\n    pass",
+        "decorator": "@d(" + "~" * n + "x)\ndef f():\n    pass",
         "lambda then syntax error": "x = " + "lambda: " * n + "1\ndef f(:\n    pass",
         "and then syntax error": "x = " + " and ".join(["a"] * n) + "\ndef f(:\n    pass",
     }

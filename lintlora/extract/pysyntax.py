@@ -16,7 +16,7 @@ _MAX_EXPR_DEPTH = 500      # LibCST's native parser overflows its stack near 5,0
                            # and slows down badly from about 1,000
 _SUSPICIOUS_OPERATORS = 1000   # occurrences of one operator character that call for a check
 _SUSPICIOUS_COMMON = 3000      # the same for characters every script is full of
-_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_NOT_BRACKETS = r"[^()\[\]{}]+"  # compiled on use (``re``'s cache): suspicious files only
 
 
 def _bracket_depth(brackets: str) -> int:
@@ -36,7 +36,7 @@ def _suspicious(source: str) -> bool:
     """Cheap counts that select a file CPython refuses whose refusal should stand (see
     :func:`preflight`): deep brackets, or thousands of one operator or keyword."""
     if source.count("(") + source.count("[") + source.count("{") > _MAX_PAREN_DEPTH:
-        if _bracket_depth(_NOT_BRACKETS.sub("", source)) > _MAX_PAREN_DEPTH:
+        if _bracket_depth(re.sub(_NOT_BRACKETS, "", source)) > _MAX_PAREN_DEPTH:
             return True
     return (any(source.count(c) > _SUSPICIOUS_OPERATORS for c in "+-*/%|&^@<>~")
             or any(source.count(c) > _SUSPICIOUS_COMMON for c in ".,\"'(=[:")
@@ -137,9 +137,10 @@ def _too_deep(tree: Any, source: str) -> Any:
     """The first node found nested deeper than :data:`_MAX_EXPR_DEPTH`, or ``None``.
 
     Iterative. Statements are followed through their blocks (an ``elif`` chain nests too); the
-    expressions of a simple statement are walked only when its lines hold more characters than
-    the depth it could reach (a statement of ``n`` characters is at most ``n`` plus
-    :data:`_DEPTH_MARGIN` levels deep), so ordinary files cost one pass over their statements.
+    expressions of a simple statement, and those of a compound statement's header (a
+    decorator, a condition), are walked only when their lines hold more characters than the
+    depth they could reach (``n`` characters are at most ``n`` plus :data:`_DEPTH_MARGIN`
+    levels deep), so ordinary files cost one pass over their statements.
     """
     import ast
     from itertools import accumulate
@@ -147,12 +148,14 @@ def _too_deep(tree: Any, source: str) -> Any:
     ends = list(accumulate(len(line) + 1 for line in
                            source.replace("\r\n", "\n").replace("\r", "\n").split("\n")))
 
-    def chars(node: Any) -> int:  # characters of the lines the node covers: an upper bound
-        first = getattr(node, "lineno", None)
+    def lines_chars(first: int | None, last: int | None) -> int:  # an upper bound
         if first is None or first > len(ends):  # (line counting that disagrees: no bound)
             return len(source)
-        last = min(getattr(node, "end_lineno", None) or first, len(ends))
+        last = min(max(last or first, first), len(ends))
         return ends[last - 1] - (ends[first - 2] if first >= 2 else 0)
+
+    def chars(node: Any) -> int:  # characters of the lines the node covers
+        return lines_chars(getattr(node, "lineno", None), getattr(node, "end_lineno", None))
 
     statements = [(s, 1) for s in tree.body]
     while statements:
@@ -160,13 +163,21 @@ def _too_deep(tree: Any, source: str) -> Any:
         if depth > _MAX_EXPR_DEPTH:
             return node
         if "body" in node._fields:  # compound: walk the header, follow the blocks
+            body = getattr(node, "body", None) or ()
+            # a header part without a position of its own (a function's ``arguments``) lies
+            # on the lines from the statement's first to its block's first
+            header = lines_chars(getattr(node, "lineno", None),
+                                 getattr(body[0], "lineno", None) if body else None)
             for name in node._fields:
                 value = getattr(node, name, None)
                 if name in ("body", "orelse", "finalbody", "handlers", "cases"):
                     statements.extend((s, depth + 1) for s in value or ())
                     continue
                 for child in value if isinstance(value, list) else (value,):
-                    if isinstance(child, ast.AST):
+                    if not isinstance(child, ast.AST):
+                        continue
+                    bound = chars(child) if hasattr(child, "lineno") else header
+                    if depth + 1 + bound + _DEPTH_MARGIN > _MAX_EXPR_DEPTH:
                         found = _deepest_expression(child, depth + 1)
                         if found is not None:
                             return found
