@@ -79,3 +79,43 @@ def test_rules_load_without_importlib_metadata_when_only_builtins_are_registered
         pytest.skip("a rule plugin (or a zip on sys.path) is installed here: importlib.metadata reads it")
     imported = _imported_after("import lintlora.rules as r\nassert len(r.load_rules()) >= 8")
     assert "importlib.metadata" not in imported
+
+
+NOT_FOR_ONE_FILE = ("rich", "yaml", "multiprocessing", "concurrent", "importlib.metadata",
+                    "difflib", "hashlib", "lintlora.estimate.command",
+                    "lintlora.estimate.fit", "lintlora.estimate.gpus", "lintlora.extract.yaml_config",
+                    "lintlora.extract.notebook", "lintlora.extract.dialects", "lintlora.gitdiff",
+                    "lintlora.report.json_out", "lintlora.report.sarif", "lintlora.report.github",
+                    "lintlora.report.markdown", "lintlora.report.setup_table")
+"""What a plain lint of one training script, text report to a pipe, never needs: the rich
+console (the plain-text writer prints the same bytes), YAML, the pool machinery (one file
+runs in this process), the entry-point reader, the other reports and extractors."""
+
+
+def test_a_plain_one_file_lint_to_a_pipe_imports_only_what_it_needs(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "from transformers import AutoModelForCausalLM, TrainingArguments\n"
+        "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
+        "args = TrainingArguments(output_dir='o', fp16=True, gradient_checkpointing=False)\n")
+    probe = textwrap.dedent(f"""
+        import io, json, sys
+        out = io.StringIO()  # not a terminal, as a pipe is not
+        sys.stdout = out
+        from lintlora.cli import main
+        try:
+            main([{str(script)!r}, "--no-cache"])
+        except SystemExit as exc:
+            status = exc.code
+        sys.stdout = sys.__stdout__
+        print(json.dumps([status, out.getvalue(), sorted(sys.modules)]))
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=str(tmp_path), timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert done.returncode == 0, done.stderr
+    status, report, modules = json.loads(done.stdout.strip().splitlines()[-1])
+    assert status == 1 and "LL002" in report and "peak" in report  # it did lint and estimate
+    assert "libcst" in modules and "lintlora.rules.ll002_fp16_instead_of_bf16" in modules
+    loaded = sorted(m for m in modules
+                    if any(m == h or m.startswith(h + ".") for h in NOT_FOR_ONE_FILE))
+    assert loaded == []
