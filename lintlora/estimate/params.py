@@ -109,8 +109,9 @@ def _modules(arch: Architecture) -> list[_Module]:
     for path in arch.extra_embedding_names:  # learned position embeddings (GPT-2 wpe, OPT)
         mods.append(_Module(path, path.rsplit(".", 1)[-1], "embedding",
                             int(arch.max_position_embeddings or 0), arch.hidden_size, False))
+    shapes = arch.block_linears()  # the same for every block (computed, not stored)
     for i in range(arch.num_hidden_layers):
-        for shape in arch.block_linears():
+        for shape in shapes:
             for e in range(shape.count):
                 path = arch.module_path(i, shape, e)
                 mods.append(_Module(path, shape.name, shape.role, shape.d_in, shape.d_out, True))
