@@ -84,18 +84,22 @@ def parse_memory_size(text: str) -> int:
     as GiB (``--gpu-memory 24``).
 
     Raises:
-        ValueError: the text is not a size.
+        ValueError: the text is not a size, or the size is zero or negative (``"0"``,
+            ``"-24GiB"``, ``"0.1B"``): there is no "no GPU" value.
     """
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    m = re.fullmatch(r"\s*([-+]?)\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
     if not m:
         raise ValueError(f"not a memory size: {text!r} (examples: 24GiB, 80GB, 16g)")
-    number = float(m.group(1))
-    unit = m.group(2).lower()
+    number = float(m.group(2))
+    unit = m.group(3).lower()
     if unit not in _SIZE_UNITS:
-        raise ValueError(f"unknown unit {m.group(2)!r} in {text!r} (use B, KB, MB, GB, KiB, MiB, GiB)")
+        raise ValueError(f"unknown unit {m.group(3)!r} in {text!r} (use B, KB, MB, GB, KiB, MiB, GiB)")
     if unit == "" and number < 4096:
-        return int(number * 2**30)
-    value = int(number * _SIZE_UNITS[unit])
-    if value <= 0:
-        raise ValueError(f"memory size must be positive: {text!r}")
+        value = int(number * 2**30)
+    else:
+        value = int(number * _SIZE_UNITS[unit])
+    if m.group(1) == "-" or value <= 0:
+        # zero or less is no GPU memory at all; it must not quietly mean "no GPU given"
+        raise ValueError(f"memory size must be positive: {text!r} (leave the option out when "
+                         f"there is no GPU to check against)")
     return value

@@ -114,6 +114,12 @@ def test_ambiguous_gpu_notes_the_choice(work):
     (["--gpu", "  "], ["--gpu", "must not be empty"]),
     (["--model", ""], ["--model", "must not be empty"]),
     (["--gpu-memory", ""], ["--gpu-memory", "must not be empty"]),
+    # zero or less is no size: it must not silently mean "no GPU" (the check was skipped)
+    (["--gpu-memory", "0"], ["--gpu-memory", "must be positive"]),
+    (["--gpu-memory", "0GiB"], ["--gpu-memory", "must be positive"]),
+    (["--gpu-memory", "0.0"], ["--gpu-memory", "must be positive"]),
+    (["--gpu-memory", "-1"], ["--gpu-memory", "must be positive"]),
+    (["--gpu-memory=-24GiB"], ["--gpu-memory", "must be positive"]),
 ])
 def test_bad_option_values_exit_2(work, args, words):
     result = CliRunner().invoke(app, ["train.py", *args])

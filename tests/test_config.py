@@ -75,6 +75,7 @@ def test_every_key_converted(tmp_path):
     ("cpus = 0", ["cpus", "positive integer"]),
     ("cpus = true", ["cpus", "positive integer"]),
     ("gpu-memory = 'lots'", ["gpu-memory", "not a memory size"]),
+    ("gpu-memory = '0'", ["gpu-memory", "must be positive"]),
     ("max-file-size = -5", ["max-file-size"]),
     ("exclude = [1]", ["exclude", "glob patterns"]),
     ("gpu = ''", ["gpu", "non-empty string"]),
