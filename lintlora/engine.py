@@ -157,10 +157,34 @@ def _position(data: bytes, offset: int) -> tuple[int, int]:
     return line, offset - start + 1
 
 
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32 (little-endian)"),
+              (codecs.BOM_UTF32_BE, "UTF-32 (big-endian)"),
+              (codecs.BOM_UTF16_LE, "UTF-16 (little-endian)"),
+              (codecs.BOM_UTF16_BE, "UTF-16 (big-endian)"))
+"""Byte-order marks of encodings that are not ASCII-compatible (UTF-32's LE mark starts with
+UTF-16's, so it is tried first): the Unicode Standard, section 23.8 "Specials", BOM table."""
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """The UTF-16/UTF-32 encoding ``data`` declares by its byte-order mark, or ``None``."""
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            return name
+    return None
+
+
 def _decode_python(data: bytes) -> str:
     """Decode Python source per PEP 263 (coding line) and PEP 3120 (UTF-8 default), BOM aware."""
     import tokenize
 
+    wide = _wide_encoding(data)
+    if wide is not None:
+        # text, not binary: but CPython reads source only in ASCII-compatible encodings
+        # (PEP 263), so the file does not run as Python either way (LL000, like other bytes
+        # Python cannot decode)
+        raise ExtractError(f"file is {wide} text (by its byte-order mark), which Python cannot "
+                           f"run as source: source encodings must be ASCII-compatible (PEP 263 "
+                           f"excludes UTF-16 and UTF-32); save it as UTF-8", 1, 1)
     nul = data.find(b"\x00")
     if nul >= 0:
         line, col = _position(data, nul)

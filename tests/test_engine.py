@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import random
 import sys
@@ -169,6 +170,24 @@ def test_undecodable_python_is_ll000(tmp_path, data, line, words):
     assert [(f.code, f.span.line) for f in result.findings] == [("LL000", line)]
     for word in words:
         assert word in result.findings[0].message
+
+
+@pytest.mark.parametrize("encoding,words", [
+    ("utf-16", ["UTF-16 (little-endian)"]),  # Python's utf-16 codec writes a little-endian BOM
+    ("utf-16-be", ["UTF-16 (big-endian)"]),
+    ("utf-32", ["UTF-32 (little-endian)"]),  # its BOM starts with UTF-16-LE's: not mistaken
+])
+def test_utf16_or_32_python_is_named_not_called_binary(tmp_path, encoding, words):
+    """A UTF-16/32 script is text Python cannot run (PEP 263: encodings must be
+    ASCII-compatible); said so at 1:1, not "NUL bytes: binary" at the first NUL's column."""
+    bom = {"utf-16-be": codecs.BOM_UTF16_BE}.get(encoding, b"")
+    _write(tmp_path / "a.py", bom + "import torch\nbad()\n".encode(encoding))
+    result = lint_paths([str(tmp_path)])
+    [finding] = result.findings
+    assert (finding.code, finding.span.line, finding.span.column) == ("LL000", 1, 1)
+    for word in [*words, "byte-order mark", "PEP 263", "save it as UTF-8"]:
+        assert word in finding.message
+    assert "binary" not in finding.message
 
 
 def test_pep263_and_bom_are_decoded(tmp_path):
