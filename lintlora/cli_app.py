@@ -73,6 +73,29 @@ def _known_codes() -> list[str]:
 
 # ---- the group -------------------------------------------------------------------------------
 
+_IMPLICIT_CHECK = "lintlora.implicit_check"
+"""``Context.meta`` key: the user typed no command, so ``check`` was put in front of the
+arguments (usage and "Try ... for help" lines then leave the word ``check`` out)."""
+
+
+class _CheckContext(click.Context):
+    """The ``check`` command's context: when the user typed no command (``lintlora --gpu t4
+    train.py``), its command path is the program's own, so usage errors read ``Usage:
+    lintlora [OPTIONS] PATH...`` and ``Try 'lintlora -h' for help.``, the way it was typed."""
+
+    @property
+    def command_path(self) -> str:
+        if self.meta.get(_IMPLICIT_CHECK) and self.parent is not None:
+            return self.parent.command_path
+        return super().command_path
+
+
+class _CheckCommand(click.Command):
+    """The ``check`` command, in a :class:`_CheckContext`."""
+
+    context_class = _CheckContext
+
+
 class _LintloraGroup(click.Group):
     """A group whose default command is ``check``: ``lintlora train.py`` = ``lintlora check
     train.py``, while ``lintlora rules`` runs the ``rules`` command."""
@@ -81,6 +104,7 @@ class _LintloraGroup(click.Group):
         if not args or (args[0] not in ("-h", "--help", "--version")
                         and self.get_command(ctx, args[0]) is None):
             args = ["check", *args]
+            ctx.meta[_IMPLICIT_CHECK] = True  # shared with the check command's context
         return super().parse_args(ctx, args)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -248,7 +272,7 @@ class _LintPath(click.Path):
         return super().convert(value, param, ctx)
 
 
-@app.command("check", context_settings=_CONTEXT)
+@app.command("check", cls=_CheckCommand, context_settings=_CONTEXT)
 @click.argument("paths", nargs=-1, metavar="PATH...",
                 type=_LintPath(exists=True, file_okay=True, dir_okay=True))
 @click.option("--gpu", metavar="NAME",

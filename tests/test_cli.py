@@ -275,6 +275,24 @@ def test_estimate_registered_when_available(work):
     assert ("estimate" in result.output.split("Commands:")[1]) == _estimate_available()
 
 
+def test_usage_errors_show_the_command_as_typed(work):
+    """Without the word ``check`` typed, a usage error's lines leave it out too."""
+    def run(*args):
+        return CliRunner().invoke(app, list(args), prog_name="lintlora")
+
+    implicit = run("--gpu-memory", "0", "train.py")
+    assert implicit.exit_code == 2
+    assert "Usage: lintlora [OPTIONS] PATH...\n" in implicit.output
+    assert "Try 'lintlora --help' for help." in implicit.output
+    assert "lintlora check" not in implicit.output
+    assert "Usage: lintlora [OPTIONS] PATH..." in run("train.py", "--no-such-option").output
+    # typed: the usage says check, as typed
+    explicit = run("check", "--gpu-memory", "0", "train.py")
+    assert explicit.exit_code == 2 and "Usage: lintlora check [OPTIONS] PATH..." in explicit.output
+    # the help of the default command reads the same way
+    assert run("train.py", "-h").output.startswith("Usage: lintlora [OPTIONS] PATH...")
+
+
 def test_version(work):
     assert invoke("--version").output == f"lintlora {__version__}\n"
     assert invoke("train.py", "--version").output == f"lintlora {__version__}\n"
