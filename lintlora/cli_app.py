@@ -280,10 +280,13 @@ class _LintPath(click.Path):
                    "nvidia-smi name.")
 @click.option("--gpu-memory", metavar="SIZE", help="Usable GPU memory, e.g. 24GiB (overrides the catalog).")
 @click.option("--model", metavar="HUB_ID",
-              help="Model to assume (when the script reads it from its own arguments).")
+              help="Model to assume where the script does not name one: it reads the model "
+                   "from its arguments (an argparse/dataclass/environment default, sys.argv) "
+                   "or lintlora cannot resolve it. A model the code or config names is kept, "
+                   "unless lintlora has no architecture for it.")
 @click.option("--model-config", type=click.Path(exists=True), metavar="PATH",
-              help="Local config.json describing the model's architecture (overrides the "
-                   "model the script names; the config file's model-config does not).")
+              help="Local config.json describing the model's architecture, used where "
+                   "--model would be (not for a model the script names and lintlora knows).")
 @click.option("--params", metavar="COUNT", help="Parameter count of an unknown model (7B) for a rough estimate.")
 @click.option("--cpus", type=click.IntRange(min=1), metavar="N",
               help="Host CPU count (LL007 compares DataLoader workers with it).")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lintlora.estimate.gpus import Gpu
     from lintlora.estimate.memory import MemoryEstimate
 
-__all__ = ["Context"]
+__all__ = ["Context", "model_named_in_file"]
 
 _DEFAULT_MODEL_SOURCE = "[tool.lintlora] model"
 """``Setting.source`` of a model name filled in from the configuration's default."""
@@ -36,6 +36,20 @@ def _folder_of(path: str | None, model_id: str | None, model_config: str | None)
     if os.path.isabs(model_id.strip()):  # as resolve_architecture tests it
         return None
     return os.path.dirname(os.path.abspath(path))
+
+
+def model_named_in_file(name: Setting) -> bool:
+    """Whether the model ``name`` (a setup's ``model.name_or_path``) is named by the linted
+    file itself: a non-empty string written in the code (a literal, a variable) or read from a
+    config file, which ``--model`` and ``--model-config`` leave alone. ``False`` when it is
+    unresolved, not a string, empty, a default chosen at launch (:func:`lintlora.facts.
+    set_at_launch`: argparse, dataclass, function and environment defaults), or already an
+    override (``--model``, the configured default)."""
+    from lintlora.facts import set_at_launch
+
+    if not name.known or name.origin is Origin.CLI_OVERRIDE or set_at_launch(name):
+        return False
+    return isinstance(name.value, str) and bool(name.value.strip())
 
 
 class Context:
@@ -78,10 +92,30 @@ class Context:
 
     # ---- model ---------------------------------------------------------------------------------
     def apply_overrides(self, setup: TrainingSetup) -> TrainingSetup:
-        """Apply ``--model`` (always) and the configured default model (when unresolved)."""
+        """Apply ``--model`` and the configured default model (``[tool.lintlora] model``).
+
+        ``--model`` replaces the setup's model only where the file does not name it
+        (:func:`model_named_in_file`): unresolved (``sys.argv[1]``, an empty argparse default)
+        or a default chosen at launch (argparse / ``HfArgumentParser`` / dataclass / ``fire``
+        defaults, ``os.environ.get`` defaults). A model the code or a config file names
+        itself is kept (``--model`` is for scripts that read the model from their
+        arguments), unless lintlora has no architecture for it (a private model: the
+        "unknown model" note asks for ``--model`` or ``--model-config`` there); then
+        ``--model`` replaces it, and ``--model-config`` alone marks it (source
+        ``"--model-config"``) so :meth:`_model_config_for` describes it with that file.
+        The configured default fills in only an unresolved model.
+        """
         s = self.settings
         current = setup.get("model.name_or_path")
-        if s.model:
+        named = model_named_in_file(current)
+        if named and (s.model or s.model_config) and self._named_model_unknown(setup):
+            if s.model:
+                value = Setting(s.model, Origin.CLI_OVERRIDE, current.span, current.key_span,
+                                "--model")
+            else:
+                value = Setting(current.value, Origin.CLI_OVERRIDE, current.span,
+                                current.key_span, "--model-config")
+        elif s.model and not named:
             value = Setting(s.model, Origin.CLI_OVERRIDE, current.span, current.key_span, "--model")
         elif s.default_model and not current.known:
             value = Setting(s.default_model, Origin.CLI_OVERRIDE, current.span, current.key_span,
@@ -93,6 +127,12 @@ class Context:
         model = setup.model or ModelLoad()
         return dataclasses.replace(setup, model=dataclasses.replace(model, name_or_path=value))
 
+    def _named_model_unknown(self, setup: TrainingSetup) -> bool:
+        """Whether lintlora has no architecture for the model ``setup`` names (none, or only a
+        rough one from ``--params``); part of :meth:`apply_overrides`."""
+        arch = self.architecture(setup)
+        return arch is None or bool(getattr(arch, "rough", False))
+
     def architecture(self, setup: TrainingSetup) -> "Architecture | None":
         """The architecture of the setup's model, or ``None`` (see :meth:`architecture_problem`)."""
         return self._resolve_architecture(setup)[0]
@@ -102,12 +142,14 @@ class Context:
         return self._resolve_architecture(setup)[1]
 
     def _model_config_for(self, name: Setting, model_id: str | None) -> str | None:
-        """The ``config.json`` describing the setup's model: ``--model-config`` always (it
-        overrides what the script names, like ``--model``); ``[tool.lintlora] model-config``
+        """The ``config.json`` describing the setup's model (``name``: after
+        :meth:`apply_overrides`): ``--model-config`` where the file does not name its model
+        (like ``--model``: unresolved, chosen at launch, or replaced by ``--model`` or the
+        configured default; :func:`model_named_in_file`); ``[tool.lintlora] model-config``
         only where the script's model is unresolved (like ``[tool.lintlora] model``: when
         ``model_id`` is ``None`` or came from that default)."""
         s = self.settings
-        if s.model_config:
+        if s.model_config and not model_named_in_file(name):
             return s.model_config
         if s.default_model_config and (model_id is None or name.source == _DEFAULT_MODEL_SOURCE):
             return s.default_model_config

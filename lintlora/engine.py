@@ -518,8 +518,41 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
                     result.errors.append(error)
                 continue
             produced.extend((f, setup) for f in found)
+    if settings.model or settings.model_config:
+        notice = _unused_model_notice(path, result.setups, settings)
+        if notice is not None:
+            result.notices.append(notice)
     return _finish(result, produced, text, settings, enabled, {r.code for r in enabled},
                    _codes_of(rules))
+
+
+def _unused_model_notice(path: str, setups: Sequence[TrainingSetup],
+                         settings: Settings) -> FileError | None:
+    """One notice for a file whose setups name their model themselves, so ``--model`` /
+    ``--model-config`` did not apply to them (:meth:`lintlora.context.Context.apply_overrides`);
+    ``None`` when every setup took the option (or the file has none)."""
+    from lintlora.context import model_named_in_file
+
+    names = [s.get("model.name_or_path") for s in setups]
+    kept = [n for n in names if model_named_in_file(n)]
+    if not kept:
+        return None
+    options = " and ".join(f"{flag} {value}" for flag, value in (
+        ("--model", settings.model), ("--model-config", settings.model_config)) if value)
+    first = kept[0].span
+    where = ""
+    if first is not None:
+        where = (f", cell {first.cell} line {first.line}" if first.cell is not None
+                 else f", line {first.line}")
+    models = ", ".join(dict.fromkeys(str(n.value) for n in kept))
+    some = " for some of its setups" if len(kept) < len(names) else ""
+    line = first.line if first is not None and first.cell is None else None
+    column = first.column if line is not None else None
+    return FileError(
+        path, f"{options} not used{some}: the file names its model ({models}{where}); "
+              f"{'they replace' if ' and ' in options else 'it replaces'} only a model chosen at "
+              f"launch (an argparse, dataclass or environment default) or one the file leaves "
+              f"unresolved", INPUT_ERROR_CODE, line, column)
 
 
 def _codes_of(rules: Sequence["Rule"]) -> frozenset[str]:

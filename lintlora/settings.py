@@ -30,12 +30,18 @@ class Settings:
         gpu: a GPU catalog name or alias, or an nvidia-smi device name.
         gpu_memory_bytes: usable GPU memory in bytes (``--gpu-memory 24GiB``), overriding the
             catalog's figure.
-        model: hub id given on the command line (``--model``); it overrides what the script
-            names (a user passes it when the script reads the model from its own arguments).
+        model: hub id given on the command line (``--model``), for scripts that read the
+            model from their own arguments: it replaces a model that is unresolved
+            (``sys.argv[1]``, an empty default) or a default chosen at launch (argparse,
+            ``HfArgumentParser``/dataclass, ``fire``/function and environment defaults:
+            :func:`lintlora.facts.set_at_launch`), not a model the code or a config file
+            names itself (:func:`lintlora.context.model_named_in_file`; such a file gets a
+            notice that it was not used) unless lintlora has no architecture for that one.
         default_model: hub id from ``[tool.lintlora] model``; used only where the script's
             model cannot be resolved.
         model_config: path to a local ``config.json`` describing the model's architecture
-            (``--model-config``); it overrides whatever the script names.
+            (``--model-config``); applies where ``model`` would (also without it): not to a
+            model the file names, unless lintlora has no architecture for that one.
         default_model_config: the same from ``[tool.lintlora] model-config``; used only where
             the script's model cannot be resolved (like ``default_model``).
         params: a parameter count (``7e9``) for a rough estimate of an unknown model.

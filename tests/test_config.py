@@ -188,7 +188,7 @@ def _setup_naming(model):
 
 def test_configured_model_config_is_a_default_like_model(tmp_path):
     """``[tool.lintlora] model-config`` describes the model only where the script's is
-    unresolved (as ``model`` does); ``--model-config`` overrides what the script names."""
+    unresolved (as ``model`` does); ``--model-config`` also where it is chosen at launch."""
     from lintlora.context import Context
 
     (tmp_path / "qwen").mkdir()
@@ -205,8 +205,10 @@ def test_configured_model_config_is_a_default_like_model(tmp_path):
                                          f'model-config = "{tmp_path / "qwen"}"\n')
     context = Context(SettingsResolver().merge(load_config_file(str(both), KNOWN)))
     assert context.architecture(context.apply_overrides(_setup_naming(None))).hidden_size == 896
-    # --model-config on the command line overrides the script, like --model
+    # --model-config on the command line, like --model, describes a model the script leaves
+    # unresolved (or chosen at launch), not one it names (tests/test_model_override.py)
     cli = Context(SettingsResolver({"model_config": str(tmp_path / "qwen" / "config.json")})
                   .merge(load_config_file(str(path), KNOWN)))
     assert cli.architecture(cli.apply_overrides(_setup_naming("meta-llama/Llama-2-7b-hf"))
-                            ).hidden_size == 896
+                            ).num_hidden_layers == 32
+    assert cli.architecture(cli.apply_overrides(_setup_naming(None))).hidden_size == 896
