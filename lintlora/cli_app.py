@@ -318,11 +318,15 @@ class _LintPath(click.Path):
               metavar="PATH", help="Use this pyproject.toml's [tool.lintlora] for every path.")
 @click.option("--no-config", is_flag=True, help="Ignore [tool.lintlora] configuration files.")
 @click.option("--color/--no-color", default=None, help="Force colour on or off [default: on a terminal].")
+@click.option("--verbose", is_flag=True,
+              help="Also note each named YAML/JSON file skipped as no training config (by "
+                   "default noted only when it is the one path given).")
 @click.version_option(__version__, "--version", "-V", prog_name="lintlora",
                       message="%(prog)s %(version)s")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str | None,
           no_config: bool, show_setup: bool, diff_ref: str | None, color: bool | None,
-          jobs: int | None, cache_dir: str | None, no_cache: bool, **opts: Any) -> None:
+          jobs: int | None, cache_dir: str | None, no_cache: bool, verbose: bool,
+          **opts: Any) -> None:
     """Lint PATH... (files and folders: *.py, *.ipynb, *.yaml, *.yml; .json when named).
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or internal error.
@@ -348,7 +352,8 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str
 
             cache_dir = default_cache_dir()
         result = lint_paths(list(paths), settings_for=resolver.for_path, jobs=jobs,
-                            cache_dir=None if no_cache else cache_dir, keep_setups=show_setup)
+                            cache_dir=None if no_cache else cache_dir, keep_setups=show_setup,
+                            verbose=verbose)
     except ConfigError as exc:
         _fail(str(exc))
         return

@@ -9,7 +9,8 @@ per file (issue 8). Every stage of a file runs behind an isolation boundary:
 - it cannot be parsed (:class:`~lintlora.extract.ExtractError`, including undecodable bytes):
   an ``LL000 syntax-error`` finding at the location;
 - a YAML/JSON file of no training dialect (:class:`~lintlora.extract.NotATrainingConfig`): a
-  notice, only when the file was named explicitly;
+  notice, only when the file was named explicitly (and reported only when it is the run's one
+  path, or with ``verbose``: :data:`NOT_A_CONFIG`);
 - anything else raised by an extractor, the model override, a rule, or the estimator a rule
   calls: a ``LL999`` internal error naming the stage (and the rule) and asking for a report;
   the exit status is then 2. The other files, and the other rules on the same file, still run.
@@ -44,6 +45,7 @@ __all__ = [
     "INPUT_ERROR_CODE",
     "INTERNAL_ERROR_CODE",
     "ISSUES_URL",
+    "NOT_A_CONFIG",
     "InputFileError",
     "FileResult",
     "RunResult",
@@ -61,6 +63,13 @@ SYNTAX_ERROR_NAME = "syntax-error"
 INPUT_ERROR_CODE = "LL998"
 INTERNAL_ERROR_CODE = "LL999"
 ISSUES_URL = "https://github.com/lintlora/lintlora/issues"
+
+NOT_A_CONFIG = "not a training config"
+"""How the notice about a YAML/JSON file of no training dialect begins. :func:`lint_paths`
+keeps such notices only when that file is the one path of the run, or with ``verbose``: a
+pre-commit run passes every staged YAML file (``.pre-commit-config.yaml``, CI workflows), and
+a note for each on every run is noise, while ``lintlora config.yml`` that checks nothing must
+say why."""
 
 
 class InputFileError(OSError):
@@ -473,7 +482,7 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
             # broken YAML that names no training key (a Helm template, a CI file that
             # pre-commit passed along) is not lintlora's business: a notice, not LL000
             result.notices.append(FileError(
-                path, f"not a training config (and not parsable: {exc.message}); skipped",
+                path, f"{NOT_A_CONFIG} (and not parsable: {exc.message}); skipped",
                 INPUT_ERROR_CODE, exc.line, exc.column))
             return result
         if exc.code == INPUT_ERROR_CODE:
@@ -488,7 +497,7 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
     except NotATrainingConfig as exc:
         if source.explicit:
             reason = str(exc) or "no known training-config dialect"
-            result.notices.append(FileError(path, f"not a training config ({reason}); skipped",
+            result.notices.append(FileError(path, f"{NOT_A_CONFIG} ({reason}); skipped",
                                             INPUT_ERROR_CODE))
         return result
     except RecursionError:
@@ -641,7 +650,8 @@ def _load_rule_instances(rules: Sequence[type] | None) -> tuple[list, list[type]
 def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
                settings_for: Callable[[str], Settings] | None = None,
                rules: Sequence[type] | None = None, jobs: int | None = 1,
-               cache_dir: str | None = None, keep_setups: bool = True) -> RunResult:
+               cache_dir: str | None = None, keep_setups: bool = True,
+               verbose: bool = False) -> RunResult:
     """Lint files and folders.
 
     Args:
@@ -657,6 +667,8 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
         keep_setups: keep every file's extracted setups in :attr:`RunResult.setups` (for
             ``--show-setup``); cached results hold none, so the cache is only read when this
             is false.
+        verbose: keep every "not a training config" notice; by default one is kept only
+            when its file is the one path given (:data:`NOT_A_CONFIG`).
 
     Returns:
         A :class:`RunResult`; this function does not raise for bad input files.
@@ -703,6 +715,10 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
                                     cache=cache, keep_setups=keep_setups)
     for file_result in results:
         _collect(run, file_result)
+    if not verbose:
+        named_alone = os.path.normpath(paths[0]) if len(paths) == 1 else None
+        run.notices = [n for n in run.notices if not n.message.startswith(NOT_A_CONFIG)
+                       or os.path.normpath(n.path) == named_alone]
     run.files.sort()
     run.findings.sort(key=Finding.sort_key)
     run.errors.sort(key=lambda e: (e.path, e.line or 0, e.code, e.message))

@@ -223,6 +223,11 @@ def test_broken_yaml_that_is_no_training_config_is_only_noted(tmp_path):
     assert [(f["path"], f["code"]) for f in doc["findings"]] == [("train.yml", "LL000")]
     text = lintlora("chart.yaml", cwd=tmp_path)
     assert text.returncode == 0 and "note: chart.yaml: not a training config" in text.stdout
+    # with other paths (a pre-commit run) it is skipped quietly, unless --verbose
+    both = lintlora("chart.yaml", "train.yml", cwd=tmp_path)
+    assert "not a training config" not in both.stdout
+    verbose = lintlora("chart.yaml", "train.yml", "--verbose", cwd=tmp_path)
+    assert "note: chart.yaml: not a training config" in verbose.stdout
 
 
 @needs_python

@@ -207,6 +207,26 @@ def test_yaml_not_a_training_config(tmp_path):
     assert result.exit_code() == 0
 
 
+def test_not_a_training_config_is_noted_only_when_it_is_the_one_path(tmp_path):
+    """pre-commit names every staged YAML file: with other paths, one that is no training config
+    (named or found, parsable or not) is skipped quietly; alone, or with ``verbose``, noted."""
+    ci = _write(tmp_path / "ci.yaml", "on: push\n")
+    helm = _write(tmp_path / "chart.yaml", "metadata:\n  name: {{ .Release.Name }}\n\tbad: [\n")
+    script = _write(tmp_path / "a.py", "bad()\n")
+    paths = [str(ci), str(helm), str(script)]
+    assert lint_paths(paths).notices == []
+    assert lint_paths([str(tmp_path)]).notices == []
+    noted = lint_paths(paths, verbose=True).notices
+    assert sorted(os.path.basename(n.path) for n in noted) == ["chart.yaml", "ci.yaml"]
+    assert all(n.message.startswith("not a training config") for n in noted)
+    for alone in (ci, helm):
+        (notice,) = lint_paths([str(alone)]).notices
+        assert notice.message.startswith("not a training config")
+    # other notices are not filtered
+    other = lint_paths([str(_write(tmp_path / "notes.txt", "x")), str(script)]).notices
+    assert ["not a file type" in n.message for n in other] == [True]
+
+
 def test_explicit_unsupported_file_is_a_notice(tmp_path):
     f = _write(tmp_path / "notes.txt", "bad()\n")
     result = lint_paths([str(f)])

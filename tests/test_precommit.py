@@ -45,6 +45,8 @@ def test_manifest_is_valid_and_as_documented():
     assert hook["language"] == "python"
     assert hook["types_or"] == ["python", "yaml", "jupyter"]
     assert hook["pass_filenames"] is True
+    # one lintlora process for all the files (it parallelises itself), so one summary line
+    assert hook["require_serial"] is True
 
 
 @pytest.fixture
@@ -59,6 +61,7 @@ def repo(tmp_path):
         "language": "system",
         "types_or": hook["types_or"],
         "pass_filenames": hook["pass_filenames"],
+        "require_serial": hook["require_serial"],
     }
     work = tmp_path / "project"
     work.mkdir()
@@ -97,6 +100,8 @@ def test_bad_config_blocks_the_commit_good_one_passes(repo):
     output = done.stdout + done.stderr
     assert "lintlora" in output and "Failed" in output
     assert "axolotl.yml:11:25 LL001 gradient-checkpointing-off" in output
+    # a YAML file that is no training config, passed along with others, is skipped quietly
+    assert "not a training config" not in output
 
     (work / "axolotl.yml").write_text(BAD_CONFIG.replace("gradient_checkpointing: false",
                                                          "gradient_checkpointing: true"))
@@ -104,6 +109,23 @@ def test_bad_config_blocks_the_commit_good_one_passes(repo):
     done = run("git", "commit", "-m", "good", check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Passed" in done.stdout + done.stderr
+
+
+def test_one_summary_for_all_the_staged_files(repo):
+    """pre-commit runs one lintlora for every file (require_serial): the failed hook's last
+    line counts them all, not one batch's ("No problems found; 2 files checked")."""
+    work, run = repo
+    names = [f"train_{i}.yml" for i in range(6)]
+    for i, name in enumerate(names):
+        (work / name).write_text(BAD_CONFIG if i == 0 else BAD_CONFIG.replace(
+            "gradient_checkpointing: false", "gradient_checkpointing: true"))
+    run("git", "add", *names)
+    done = run("git", "commit", "-m", "six", check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    summaries = [line for line in output.splitlines()
+                 if "files checked" in line or "file checked" in line]
+    assert summaries == ["Found 1 problem (1 warning) in 1 file; 6 files checked."], output
 
 
 def test_no_matching_files_is_clean(repo):
