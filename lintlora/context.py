@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lintlora.estimate.architecture import Architecture
     from lintlora.estimate.gpus import Gpu
     from lintlora.estimate.memory import MemoryEstimate
+    from lintlora.estimate.shape import Shape
 
 __all__ = ["Context", "model_named_in_file"]
 
@@ -214,6 +215,17 @@ class Context:
         self._estimates[id(setup)] = (setup, result)
         return result
 
+    def shape(self, setup: TrainingSetup) -> "Shape | None":
+        """The batch × tokens per sequence the estimate of ``setup`` was computed for, and
+        what of it the file did not say (:func:`lintlora.estimate.shape.shape_of`); ``None``
+        without an estimate (unknown model) or for a load-only one."""
+        inputs = getattr(self.estimate(setup), "inputs", None)
+        if inputs is None:
+            return None
+        from lintlora.estimate.shape import shape_of
+
+        return shape_of(inputs, setup)
+
     def figures(self, setup: TrainingSetup, fixed: TrainingSetup | None = None,
                 unchanged: bool = False) -> MemoryFigures:
         """Memory figures for a finding: the peak as written and after the fix.
@@ -234,7 +246,13 @@ class Context:
             after_bytes = after.device_bytes if after is not None else None
         elif unchanged:
             after_bytes = before.device_bytes
-        note = "rough estimate from a parameter count" if getattr(before, "rough", False) else None
+        notes = ["rough estimate from a parameter count"] if getattr(before, "rough", False) else []
+        shape = self.shape(setup)
+        if shape is not None:
+            notes.append(shape.note)
+        elif getattr(getattr(before, "inputs", None), "method", None) == "load":
+            notes.append("memory to load the model: the file trains nothing")
+        note = "; ".join(notes) or None
         return MemoryFigures(
             peak_bytes=before.device_bytes,
             peak_after_fix_bytes=after_bytes,

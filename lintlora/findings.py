@@ -45,8 +45,12 @@ class MemoryFigures:
         gpu_memory_bytes: the memory PyTorch can use on that GPU (or ``--gpu-memory``).
         breakdown: component name -> bytes for the setup as written (see the estimator).
         model: the architecture the estimate used (display name), if any.
-        note: a human sentence when something limits the estimate ("model unknown: pass
-            --model or --model-config").
+        note: a human sentence on what the estimate rests on: why there is none ("model
+            unknown: pass --model or --model-config"); else the shape it was computed for and
+            what of it was not read from the file ("batch 4 × 512 tokens; assumes 512 tokens
+            per sequence: the script sets no sequence length"; see
+            :mod:`lintlora.estimate.shape`), after "rough estimate from a parameter count"
+            when the architecture is a stand-in.
     """
 
     peak_bytes: int | None = None

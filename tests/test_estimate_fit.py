@@ -122,3 +122,66 @@ def test_axolotl_options_use_axolotl_keys_and_brackets_survive_the_text_output()
     assert not any(n in c for c in changes for n in PYTHON_NAMES), changes
     text = CliRunner().invoke(estimate_cmd, [str(path), "--gpu", "t4"]).output
     assert "[axolotl.integrations.liger.LigerPlugin]" in text.replace("\n", " ")
+
+
+# ---- a script's options name what the script names ------------------------------------------------
+def test_script_options_use_the_scripts_flags_and_agree_with_ll001(tmp_path):
+    """fixtures/examples/qlora_trainer.py: batch and length come from --batch_size / --max_len
+    (the length through the tokenizer's max_length); checkpointing is turned off by
+    prepare_model_for_kbit_training(use_gradient_checkpointing=False), as LL001 says."""
+    changes = _changes(ROOT / "fixtures" / "examples" / "qlora_trainer.py")
+    assert "--max_len 2048 -> 1024 (the tokenizer's max_length)" in changes
+    assert any(c.startswith("--batch_size 4 -> 2 (per_device_train_batch_size) with gradient_accumulation_steps")
+               for c in changes)
+    assert not any("max_seq_length" in c for c in changes), changes
+    [gc] = [c for c in changes if "checkpointing" in c]
+    assert "use_gradient_checkpointing=True in prepare_model_for_kbit_training" in gc
+    assert "gradient_checkpointing=True with" not in gc
+
+
+def test_literal_length_and_library_default_length_and_dataloader_batch(tmp_path):
+    sft = tmp_path / "sft.py"
+    sft.write_text(
+        "from peft import LoraConfig\nfrom transformers import AutoModelForCausalLM\n"
+        "from trl import SFTConfig, SFTTrainer\n"
+        "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf', torch_dtype='bfloat16')\n"
+        "args = SFTConfig(output_dir='o', per_device_train_batch_size=4, gradient_checkpointing=False{length})\n"
+        "SFTTrainer(model=model, args=args, train_dataset=ds, peft_config=LoraConfig(r=8, "
+        "target_modules='all-linear'{save})).train()\n".format(length=", max_length=2048", save=""))
+    changes = _changes(sft, "a100-40gb")
+    assert "sequence length 2048 -> 1024" in changes
+    # no modules_to_save in the script: nothing to drop, and none said
+    [fewer] = [c for c in changes if c.startswith("target_modules=")]
+    assert fewer == "target_modules=['q_proj', 'k_proj', 'v_proj', 'o_proj']"
+    sft.write_text(sft.read_text().replace(", max_length=2048", "").replace(
+        "target_modules='all-linear'", "target_modules='all-linear', modules_to_save=['lm_head']"))
+    changes = _changes(sft, "a100-40gb")
+    assert "sequence length 1024 (trl's default) -> 512" in changes
+    [fewer] = [c for c in changes if c.startswith("target_modules=")]
+    assert fewer.endswith(" and no modules_to_save")
+
+    loop = tmp_path / "loop.py"
+    loop.write_text(
+        "import torch\nfrom torch.utils.data import DataLoader\nfrom transformers import AutoModelForCausalLM\n"
+        "from peft import LoraConfig, get_peft_model\n"
+        "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-3.1-8B', torch_dtype=torch.bfloat16)\n"
+        "model = get_peft_model(model, LoraConfig(r=16, target_modules=['q_proj', 'v_proj']))\n"
+        "loader = DataLoader(ds, batch_size=4)\n"
+        "opt = torch.optim.AdamW(model.parameters())\n"
+        "for batch in loader:\n    model(**batch).loss.backward()\n    opt.step()\n")
+    data = _json(loop, "--gpu", "rtx4090")
+    changes = [f["change"] for f in data["fit"]]
+    assert any(c.startswith("DataLoader batch_size 4 -> 2") for c in changes), changes
+    assert not any("per_device_train_batch_size" in c or "gradient_checkpointing=True" in c for c in changes)
+    assert any("model.gradient_checkpointing_enable(" in c for c in changes)
+    assert data["fit_heading"] == "what would make it fit at the assumed 512 tokens per sequence"
+
+
+def test_dialects_drop_the_modules_to_save_clause_when_there_are_none():
+    from lintlora.estimate.fit import _candidates
+
+    for dialect, clause in (("axolotl", "lora_modules_to_save"), ("llama-factory", "additional_target"),
+                            ("trl", "lora_modules_to_save"), (None, "modules_to_save")):
+        none = dict((k, c) for k, c, _ in _candidates(LLAMA2, _lora(), dialect))["fewer_targets"]
+        some = dict((k, c) for k, c, _ in _candidates(LLAMA2, _lora(modules_to_save=("lm_head",)), dialect))
+        assert clause not in none and some["fewer_targets"].endswith(f" and no {clause}")

@@ -235,3 +235,62 @@ Trainer(model=model, args=args, train_dataset=ds).train()
     [f] = run(R, lora_b8, real)
     est = f.estimate
     assert est.peak_bytes - est.peak_after_fix_bytes >= MIN_SAVING * est.peak_bytes
+
+
+# ---- the fix names only what is missing; the reason names the deciding option ----------------
+def test_fix_leaves_out_the_reentrant_advice_when_the_script_already_sees_to_it():
+    def fix_of(**kw):
+        calls = kw.pop("calls", ())
+        s = setup(model=model(), lora=lora(), calls=calls,
+                  training=training(gradient_checkpointing=lit(False, 12), **kw))
+        [f] = run(R, s)
+        return f.fix
+
+    assert "use_reentrant" in fix_of()  # nothing set: the adapters would get no gradient
+    # a read dict, an expression set under a condition (trl's sft.py of 2023), or the input hook
+    read = fix_of(gradient_checkpointing_kwargs=lit({"use_reentrant": False}, 13))
+    written = fix_of(gradient_checkpointing_kwargs=Setting(
+        None, Origin.UNKNOWN, at(24, 51), at(24, 5), "set under a condition at line 24", "dict(use_reentrant=False)"))
+    hooked = fix_of(calls=(call("enable_input_require_grads", 9),))
+    for fix in (read, written, hooked):
+        assert fix == "Pass gradient_checkpointing=True to the training arguments."
+    # use_reentrant=True set explicitly still needs the advice
+    assert "use_reentrant" in fix_of(gradient_checkpointing_kwargs=lit({"use_reentrant": True}, 13))
+
+
+def test_launch_default_through_an_expression_names_the_option_not_the_expression():
+    """peft's examples/sft/train.py: `training_args.gradient_checkpointing =
+    training_args.gradient_checkpointing and not model_args.use_unsloth`."""
+    expr = "training_args.gradient_checkpointing and not model_args.use_unsloth"
+    gc = Setting(False, Origin.ARGPARSE_DEFAULT, at(107, 44), at(107, 5),
+                 "--gradient_checkpointing: a command-line option; default from transformers training_args.py", expr)
+    s = setup(model=model(), lora=lora(), training=training(gradient_checkpointing=gc))
+    [f] = run(R, s)
+    assert expr not in f.message and expr not in " ".join(f.rests_on)
+    assert ("--gradient_checkpointing decides it and defaults to False (a command-line option; default from "
+            "transformers training_args.py)") in f.message
+    # a plain name is still quoted as written
+    plain = setup(model=model(), lora=lora(), training=training(gradient_checkpointing=Setting(
+        False, Origin.ARGPARSE_DEFAULT, at(12, 20), at(12, 5), "--gc", "args.gc")))
+    [f] = run(R, plain)
+    assert "gradient_checkpointing=args.gc defaults to False (argparse default of --gc)" in f.message
+
+
+def test_an_assumed_shape_never_makes_it_an_error():
+    """The toy estimate does not fit the RTX 3090 (26 GiB) and the fix brings it under: an error
+    when the shape is read (test_severity_follows_the_gpu), a warning naming the assumed shape
+    when the context says the shape was not set."""
+    from lintlora.estimate.shape import Shape
+
+    class Guessed(ToyContext):
+        def shape(self, s):
+            return Shape(4, 512, remarks=("assumes 512 tokens per sequence: the script sets no sequence length",),
+                         guessed_words=("the assumed 512 tokens per sequence",))
+
+    s = setup(model=model(), lora=lora(), training=training(gradient_checkpointing=lit(False, 12)))
+    [f] = run(R, s, Guessed(Settings(gpu="rtx3090")))
+    assert f.severity is Severity.WARNING
+    assert "does not fit on the GeForce RTX 3090 (23.7 GiB) at the assumed 512 tokens per sequence" in f.message
+    assert "Reported as a warning, not an error" in f.message
+    [f] = run(R, s, ctx("rtx3090"))
+    assert f.severity is Severity.ERROR and "assumed" not in f.message

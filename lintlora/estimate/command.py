@@ -61,10 +61,13 @@ def _print_gpus(fmt: str) -> None:
                "--gpu-memory overrides it.")
 
 
-def build_report(estimate, arch, gpu, tokens: int | None, dialect: str | None = None) -> dict:
+def build_report(estimate, arch, gpu, tokens: int | None, dialect: str | None = None,
+                 setup=None) -> dict:
     """The JSON object: ``{"estimate": {...}, "fit": [...], "fit_heading": "..."}``.
 
-    ``dialect``: the config dialect, so that the fit list uses the file's own keys.
+    ``dialect``: the config dialect, so that the fit list uses the file's own keys; ``setup``:
+    the file's TrainingSetup, so that a script's options use its own names and the heading
+    says when the fit rests on a shape the file does not set.
     """
     from lintlora.estimate.compute import estimate_time
     from lintlora.estimate.fit import fit_options, heading
@@ -85,8 +88,8 @@ def build_report(estimate, arch, gpu, tokens: int | None, dialect: str | None = 
         est["assumptions"].append(gpu.ambiguity_note)
     est["warnings"] = [a for a in est["assumptions"] if a.startswith("warning:")]
     est["training"] = training
-    fit = [o.to_json() for o in fit_options(estimate, arch, dialect=dialect)] if training else []
-    return {"estimate": est, "fit": fit, "fit_heading": heading(estimate)}
+    fit = [o.to_json() for o in fit_options(estimate, arch, dialect=dialect, setup=setup)] if training else []
+    return {"estimate": est, "fit": fit, "fit_heading": heading(estimate, setup)}
 
 
 def _gib(b: float | None) -> str:
@@ -250,7 +253,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                     inputs = replace(inputs, **changes)
                 est = estimate_memory(inputs, arch, get_profile(inputs.framework), assumptions=notes,
                                       gpu=g.name if g else None, gpu_memory_bytes=mem)
-                reports.append(build_report(est, arch, g, n_tokens, setup.dialect))
+                reports.append(build_report(est, arch, g, n_tokens, setup.dialect, setup=setup))
         else:
             if not (model or model_config or n_params):
                 raise click.UsageError("give a FILE, or --model HUB_ID (or --model-config / --params)")

@@ -21,11 +21,17 @@ the GPU or leaves less than :data:`TIGHT_HEADROOM` of it free, "ways to lower th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from lintlora.estimate.architecture import Architecture
 from lintlora.estimate.memory import EstimateInputs, MemoryEstimate, estimate_memory
 from lintlora.estimate.profiles import Profile, get_profile
+from lintlora.training_setup import Origin
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.training_setup import Setting, TrainingSetup
 
 __all__ = ["FitOption", "fit_options", "heading", "TIGHT_HEADROOM"]
 
@@ -73,13 +79,13 @@ _DIALECT_TEXT: dict[str, dict[str, str]] = {
         "quantize_4bit": "adapter: qlora with load_in_4bit: true",
         "fused_loss": "plugins: [axolotl.integrations.liger.LigerPlugin] with liger_fused_linear_cross_entropy: true",
         "sdpa": "sdp_attention: true",
-        "fewer_targets": "lora_target_modules: {attn} (lora_target_linear: false) and no lora_modules_to_save",
+        "fewer_targets": "lora_target_modules: {attn} (lora_target_linear: false){no_save}",
     },
     "llama-factory": {
         "quantize_4bit": "quantization_bit: 4",
         "fused_loss": "enable_liger_kernel: true",
         "sdpa": "flash_attn: sdpa",
-        "fewer_targets": "lora_target: {attn_csv} and no additional_target",
+        "fewer_targets": "lora_target: {attn_csv}{no_save}",
     },
     "torchtune": {
         "optimizer_8bit": "optimizer._component_: bitsandbytes.optim.PagedAdamW8bit",
@@ -99,9 +105,14 @@ _HF_YAML = {"fused_loss": "use_liger_kernel: true"}
 for _name in ("hf-training-args", "firefly", "generic"):
     _DIALECT_TEXT[_name] = dict(_HF_YAML)
 _DIALECT_TEXT["trl"] = {**_HF_YAML, "quantize_4bit": "load_in_4bit: true", "sdpa": "attn_implementation: sdpa",
-                        "fewer_targets": "lora_target_modules: {attn} and no lora_modules_to_save"}
+                        "fewer_targets": "lora_target_modules: {attn}{no_save}"}
 _DIALECT_TEXT["llama-factory-v1"] = {k: v for k, v in _DIALECT_TEXT["llama-factory"].items()
                                      if k not in ("fewer_targets",)}
+# how each dialect says "and drop the modules_to_save" (fewer_targets), added only when the file
+# sets some: the dialect's modules_to_save key (axolotl lora_modules_to_save, LLaMA-Factory
+# additional_target, trl ModelConfig lora_modules_to_save); peft's name for Python files
+_NO_SAVE = {"axolotl": " and no lora_modules_to_save", "llama-factory": " and no additional_target",
+            "trl": " and no lora_modules_to_save", None: " and no modules_to_save"}
 # options a dialect cannot express (no key): left out rather than phrased in another tool's terms
 _NOT_IN = {"litgpt": {"gradient_checkpointing", "optimizer_8bit", "fused_loss", "sdpa"},
            "llama-factory-v1": {"optimizer_8bit", "fused_loss", "sdpa", "quantize_4bit"}}
@@ -137,8 +148,92 @@ class _Phrasing:
         return t.format(**fmt) if t is not None else None
 
 
-def _candidates(arch: Architecture, i: EstimateInputs, dialect: str | None = None
-                ) -> list[tuple[str, str, EstimateInputs]]:
+_NAME = re.compile(r"-{0,2}[A-Za-z_][\w.\-]*")
+"""A ``Setting.source`` that is a name the script uses (``--max_len``, ``max_seq_length``,
+``ScriptArguments.max_len``) rather than a citation."""
+
+
+def _script_name(setting: "Setting") -> str | None:
+    """The name the script gives a value it reads from elsewhere (an argparse flag, a variable,
+    a dataclass field), or ``None`` for a literal or a library default."""
+    if setting.origin in (Origin.LITERAL, Origin.LIBRARY_DEFAULT, Origin.UNKNOWN, Origin.ASSUMED):
+        return None
+    src = (setting.source or "").strip()
+    return src if _NAME.fullmatch(src) else None
+
+
+def _python_sequence(setup: "TrainingSetup | None", seq: int, new: int) -> str:
+    """The sequence-length change in the script's own terms: the flag or variable it comes from
+    (``--max_len 2048 -> 1024 (the tokenizer's max_length)``), a library default named as such,
+    else ``sequence length 2048 -> 1024``; without a setup (flags), TrainingArguments' name."""
+    if setup is None:
+        return f"max_seq_length {seq} -> {new}"
+    setting = setup.get("training.max_seq_length")
+    if not setting.known or setting.value != seq:
+        return f"sequence length {seq} -> {new}"
+    if setting.origin is Origin.LIBRARY_DEFAULT:
+        lib = (setting.source or "").split(" ", 1)[0] or "the library"
+        return f"sequence length {seq} ({lib}'s default) -> {new}"
+    from lintlora.estimate.from_setup import _from_tokenizer
+
+    tokenizer = _from_tokenizer(setup, setting)
+    name = _script_name(setting)
+    if name:
+        return f"{name} {seq} -> {new}" + (" (the tokenizer's max_length)" if tokenizer else "")
+    what = "the tokenizer's max_length" if tokenizer else "sequence length"
+    return f"{what} {seq} -> {new}"
+
+
+def _python_batch(setup: "TrainingSetup | None", batch: int, new: int) -> str:
+    """The batch change in the script's own terms: ``per_device_train_batch_size`` (through the
+    flag or variable it comes from) with gradient accumulation, or a DataLoader's
+    ``batch_size`` in a hand-written loop."""
+    same = "with gradient_accumulation_steps doubled (same effective batch)"
+    if setup is None:
+        return f"per_device_train_batch_size {batch} -> {new} {same}"
+    setting = setup.get("training.per_device_train_batch_size")
+    if setting.known and setting.value == batch:
+        name = _script_name(setting)
+        if name and not name.endswith("per_device_train_batch_size"):
+            return f"{name} {batch} -> {new} (per_device_train_batch_size) {same}"
+        return f"per_device_train_batch_size {batch} -> {new} {same}"
+    if any(d.batch_size.known and d.batch_size.value == batch for d in setup.dataloaders):
+        return (f"DataLoader batch_size {batch} -> {new}, stepping the optimizer every 2 batches "
+                "(same effective batch)")
+    return f"batch size {batch} -> {new} with gradient accumulation doubled (same effective batch)"
+
+
+_GC_TRAINER = ("turn gradient checkpointing on (gradient_checkpointing=True with "
+               "gradient_checkpointing_kwargs={'use_reentrant': False})")
+
+
+def _python_checkpointing(setup: "TrainingSetup | None") -> str:
+    """Turning checkpointing on where the script turns it off, as LL001's fix says (both read
+    :func:`lintlora.facts.checkpointing`): ``prepare_model_for_kbit_training``'s argument when
+    that call decides it, the ``gradient_checkpointing_disable()`` call, unsloth's
+    ``get_peft_model`` argument, a ``gradient_checkpointing_enable`` call in a loop without a
+    trainer; else the training arguments' flag."""
+    if setup is None:
+        return _GC_TRAINER
+    from lintlora import facts
+
+    fact = facts.checkpointing(setup)
+    call = next((c for c in setup.calls if fact.span is not None and c.span == fact.span), None)
+    if call is not None and call.kind == "prepare_model_for_kbit_training":
+        return ("turn gradient checkpointing on: use_gradient_checkpointing=True in "
+                "prepare_model_for_kbit_training (its default)")
+    if call is not None and call.kind == "gradient_checkpointing_disable":
+        return "turn gradient checkpointing on: remove the gradient_checkpointing_disable() call"
+    if setup.framework == "unsloth":
+        return 'turn gradient checkpointing on: use_gradient_checkpointing="unsloth" in FastLanguageModel.get_peft_model'
+    if setup.training is None:
+        return ("turn gradient checkpointing on: model.gradient_checkpointing_enable("
+                "gradient_checkpointing_kwargs={'use_reentrant': False}) after loading the model")
+    return _GC_TRAINER
+
+
+def _candidates(arch: Architecture, i: EstimateInputs, dialect: str | None = None,
+                setup: "TrainingSetup | None" = None) -> list[tuple[str, str, EstimateInputs]]:
     out: list[tuple[str, str, EstimateInputs]] = []
     say = _Phrasing(dialect)
     assumed = set(i.assumed)
@@ -152,16 +247,14 @@ def _candidates(arch: Architecture, i: EstimateInputs, dialect: str | None = Non
 
     if not i.gradient_checkpointing:
         change = say.setting("training.gradient_checkpointing", True,
-                             "turn gradient checkpointing on (gradient_checkpointing=True with "
-                             "gradient_checkpointing_kwargs={'use_reentrant': False})")
+                             _python_checkpointing(setup) if dialect is None else "")
         if change is not None:
             change += note("gradient_checkpointing", "it off")
         add("gradient_checkpointing", change, replace(i, gradient_checkpointing=True))
     if i.batch_size > 1 and "batch_size" not in assumed:
         nb = i.batch_size // 2
         if dialect is None:
-            change = (f"per_device_train_batch_size {i.batch_size} -> {nb} with "
-                      f"gradient_accumulation_steps doubled (same effective batch)")
+            change = _python_batch(setup, i.batch_size, nb)
         else:
             line = say.setting("training.per_device_train_batch_size", nb, "")
             ga = say.key("training.gradient_accumulation_steps")
@@ -171,7 +264,8 @@ def _candidates(arch: Architecture, i: EstimateInputs, dialect: str | None = Non
         add("halve_batch", change, replace(i, batch_size=nb))
     if i.seq_len > 256 and "seq_len" not in assumed:
         ns = i.seq_len // 2
-        line = say.setting("training.max_seq_length", ns, f"max_seq_length {i.seq_len} -> {ns}")
+        line = say.setting("training.max_seq_length", ns,
+                           _python_sequence(setup, i.seq_len, ns) if dialect is None else "")
         if line is not None and dialect is not None:
             line += f" (from {i.seq_len})"
         add("shorter_sequence", line, replace(i, seq_len=ns))
@@ -194,8 +288,9 @@ def _candidates(arch: Architecture, i: EstimateInputs, dialect: str | None = Non
         broad = current == "all-linear" or (isinstance(current, tuple) and any(
             n in arch.mlp_modules for n in current)) or bool(i.modules_to_save)
         if broad:
-            change = say.text("fewer_targets", f"target_modules={list(attn_only)} and no modules_to_save",
-                              attn=list(attn_only), attn_csv=",".join(attn_only))
+            no_save = _NO_SAVE.get(dialect, "") if i.modules_to_save else ""
+            change = say.text("fewer_targets", f"target_modules={list(attn_only)}{no_save}",
+                              attn=list(attn_only), attn_csv=",".join(attn_only), no_save=no_save)
             add("fewer_targets", change, replace(i, target_modules=attn_only, modules_to_save=()))
     fused = i.liger or (i.loss_impl == "fused")
     if not fused and i.framework in ("transformers", "trl", "axolotl", "llama-factory"):
@@ -211,23 +306,35 @@ def _candidates(arch: Architecture, i: EstimateInputs, dialect: str | None = Non
     return out
 
 
-def heading(estimate: MemoryEstimate) -> str:
+def heading(estimate: MemoryEstimate, setup=None) -> str:
     """The list's title: ``"what would make it fit"`` when the estimate does not fit the GPU or
     leaves less than :data:`TIGHT_HEADROOM` of its memory free; ``"ways to lower the peak"``
-    when it fits comfortably or no GPU is known."""
+    when it fits comfortably or no GPU is known.
+
+    When that verdict rests on a batch size or sequence length the file does not set
+    (:attr:`lintlora.estimate.shape.Shape.guessed`; ``setup``, the file's
+    :class:`~lintlora.training_setup.TrainingSetup` when there is one, lets library defaults
+    count too), the title says so: ``"what would make it fit at the assumed 512 tokens per
+    sequence"``."""
     mem = estimate.gpu_memory_bytes
     if mem and estimate.headroom_bytes is not None and estimate.headroom_bytes < TIGHT_HEADROOM * mem:
-        return "what would make it fit"
+        from lintlora.estimate.shape import shape_of
+
+        shape = shape_of(estimate.inputs, setup)
+        return "what would make it fit" + (f" at {shape.basis}" if shape is not None and shape.guessed else "")
     return "ways to lower the peak"
 
 
 def fit_options(estimate: MemoryEstimate, arch: Architecture, profile: Profile | None = None,
-                dialect: str | None = None) -> list[FitOption]:
+                dialect: str | None = None, setup: "TrainingSetup | None" = None) -> list[FitOption]:
     """Re-estimate every applicable change of ``estimate.inputs``; lowest peak first.
 
     Args:
         dialect: the config dialect (``TrainingSetup.dialect``) to phrase changes in its keys;
             ``None`` for Python files and flags (TrainingArguments / peft names).
+        setup: the file's setup, when the estimate is of a file: a Python script's batch and
+            sequence length are then named as the script names them (its flag or variable,
+            a DataLoader's ``batch_size``, the tokenizer's ``max_length``).
 
     Options that save less than 1% of the device peak are dropped; a load-only estimate (a file
     that does not train) has none.
@@ -237,7 +344,7 @@ def fit_options(estimate: MemoryEstimate, arch: Architecture, profile: Profile |
     profile = profile or get_profile(estimate.inputs.framework)
     before = estimate.device_bytes
     options: list[FitOption] = []
-    for key, change, new_inputs in _candidates(arch, estimate.inputs, dialect):
+    for key, change, new_inputs in _candidates(arch, estimate.inputs, dialect, setup):
         try:
             est = estimate_memory(new_inputs, arch, profile, gpu=estimate.gpu,
                                   gpu_memory_bytes=estimate.gpu_memory_bytes)

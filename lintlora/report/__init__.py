@@ -72,7 +72,10 @@ def gpu_words(estimate: MemoryFigures) -> str | None:
 def memory_line(estimate: MemoryFigures | None) -> str | None:
     """The memory figures in one line, or ``None`` when the finding has none.
 
-    ``"peak ≈ 27.9 GiB as written → 18.6 GiB with the fix; RTX 3090: 24.0 GiB"``; with the model
+    ``"peak ≈ 27.9 GiB as written → 18.6 GiB with the fix; RTX 3090: 24.0 GiB [Llama-2-7B]
+    (batch 4 × 512 tokens; assumes 512 tokens per sequence: the script sets no sequence
+    length)"``: the note, in parentheses at the end, states the shape the estimate was computed
+    for and what of it was assumed (:class:`lintlora.findings.MemoryFigures`); with the model
     unknown: ``"peak not estimated (RTX 3090: 24.0 GiB): <why and how to supply it>"`` (the
     note is a sentence of its own, kept whole at the end).
     """

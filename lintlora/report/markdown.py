@@ -1,7 +1,8 @@
 """``--format markdown``: a pull-request comment (GitHub-flavoured Markdown).
 
 A heading with the counts, one table row per finding (severity, rule with a link to its page,
-location, message, estimated peak as written and after the fix, the GPU), then the fixes in a
+location, message with the estimate's note below it (the shape the peak was computed for, or
+why there is none), estimated peak as written and after the fix, the GPU), then the fixes in a
 collapsible section and any files that could not be linted. Text from findings is escaped so a
 message cannot break the table or inject HTML: ``|`` becomes ``\\|``, line breaks ``<br>``, and
 ``<``, ``>``, ``&``, ``*``, ``_``, ``[``, ``]`` outside code spans are escaped.
@@ -97,8 +98,8 @@ def to_markdown(result: "RunResult") -> str:
         for finding in result.findings:
             now, after, gpu = _peaks(finding)
             message = escape_cell(finding.message)
-            if finding.estimate is not None and finding.estimate.peak_bytes is None \
-                    and finding.estimate.note:
+            if finding.estimate is not None and finding.estimate.note:
+                # why there is no peak, or the shape the peak was computed for
                 message += "<br><sub>" + escape_cell(finding.estimate.note) + "</sub>"
             where = _code(location(finding)).replace("|", "\\|")
             lines.append(f"| {_ICON[finding.severity]} | {_rule_link(finding, urls)} | "

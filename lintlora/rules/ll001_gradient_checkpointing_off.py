@@ -14,7 +14,9 @@ at the optimizer step, after the activations are freed), and checkpointing would
 speed.
 
 Severity: warning; error when the estimate as written exceeds the GPU's memory and the fix
-brings it under; info when the estimate as written fits with :data:`HEADROOM` to spare
+brings it under, unless that estimate rests on a batch size or sequence length the file does
+not set (:attr:`lintlora.estimate.shape.Shape.guessed`: assumed, or a library's default
+sequence length): the finding then stays a warning and says so; info when the estimate as written fits with :data:`HEADROOM` to spare
 (checkpointing then only costs speed), and info whenever the deciding value is a default the
 user sets at launch (:attr:`lintlora.facts.Fact.at_launch`: an argparse or HfArgumentParser
 option, a dataclass field, an environment variable); the message then says how to set it.
@@ -22,6 +24,7 @@ option, a dataclass field, an environment variable); the message then says how t
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
@@ -54,6 +57,25 @@ _REENTRANT_NOTE = (
 )
 
 
+_NON_REENTRANT = r"""use_reentrant['"]?\s*[=:]\s*False\b"""
+"""``use_reentrant=False`` / ``"use_reentrant": False`` in a kwargs expression's source text."""
+
+
+def _reentrant_handled(setup: TrainingSetup) -> bool:
+    """Whether the script already keeps the adapters' gradients under checkpointing: it passes
+    ``gradient_checkpointing_kwargs`` with ``use_reentrant`` False (a value read, or written in
+    an expression lintlora could not resolve, e.g. set under a condition), or calls
+    ``enable_input_require_grads()``. The fix then does not tell the user to add them."""
+    if setup.has_call("enable_input_require_grads"):
+        return True
+    kwargs = setup.get("training.gradient_checkpointing_kwargs")
+    if kwargs.known and isinstance(kwargs.value, dict):
+        return kwargs.value.get("use_reentrant") is False
+    if kwargs.expr and kwargs.span is not None:
+        return re.search(_NON_REENTRANT, kwargs.expr) is not None
+    return False
+
+
 def _activation_bytes(estimate: object) -> int | None:
     """Sum of the estimate's activation components (breakdown keys naming activations)."""
     breakdown = getattr(estimate, "breakdown", None) or {}
@@ -74,6 +96,10 @@ def _deciding_call(setup: TrainingSetup, span: Span | None) -> CallSite | None:
 _YAML_GC_KEY = {"axolotl": "gradient_checkpointing", "torchtune": "enable_activation_checkpointing"}
 """The checkpointing key of each YAML dialect whose default is off (others use the
 TrainingArguments name; LLaMA-Factory's default is on)."""
+
+
+_SIMPLE_EXPR = re.compile(r"[A-Za-z_][\w.]*")
+"""A name or attribute (``args.gc``), quoted as written; anything else is an expression."""
 
 
 def _launch_words(setting: Setting) -> str:
@@ -101,8 +127,14 @@ def _reason(setup: TrainingSetup, fact: facts.Fact) -> str:
     if trainer.origin is Origin.LIBRARY_DEFAULT and trainer.source and ".set_training" in trainer.source:
         return f"set_training(...) resets gradient_checkpointing to False ({trainer.source})"
     if facts.set_at_launch(trainer) and fact.span == (trainer.span or trainer.key_span):
-        written = f"gradient_checkpointing={trainer.expr}" if trainer.expr else "gradient_checkpointing"
-        reason = f"{written} defaults to False ({_launch_words(trainer)})"
+        if trainer.expr and not _SIMPLE_EXPR.fullmatch(trainer.expr.strip()) and trainer.source:
+            # an expression (`training_args.gradient_checkpointing and not args.use_unsloth`):
+            # name the option that decides it and its default, not the whole expression
+            option, _, detail = trainer.source.partition(":")
+            reason = f"{option.strip()} decides it and defaults to False ({detail.strip() or _launch_words(trainer)})"
+        else:
+            written = f"gradient_checkpointing={trainer.expr}" if trainer.expr else "gradient_checkpointing"
+            reason = f"{written} defaults to False ({_launch_words(trainer)})"
     if setup.kind in ("yaml", "json"):
         if trainer.known and trainer.origin is Origin.LIBRARY_DEFAULT:
             where = f" ({trainer.source})" if trainer.source else ""
@@ -228,7 +260,9 @@ class GradientCheckpointingOff(Rule):
         if figures.peak_bytes is not None and figures.peak_after_fix_bytes is not None \
                 and figures.peak_bytes - figures.peak_after_fix_bytes < MIN_SAVING * figures.peak_bytes:
             return  # the activations do not set the peak: checkpointing saves nothing that matters
-        frozen = facts.frozen_base(setup) is True
+        # a frozen base needs non-reentrant checkpointing (or inputs that require grad): the
+        # fix says so only where the script does not already see to it
+        frozen = facts.frozen_base(setup) is True and not _reentrant_handled(setup)
         capacity = figures.gpu_memory_bytes
 
         when = f" {fact.at_launch}" if fact.at_launch else ""
@@ -255,13 +289,18 @@ class GradientCheckpointingOff(Rule):
         severity = Severity.WARNING
         no_switch = setup.framework == "litgpt" and setup.kind in ("yaml", "json")
         over = fits(figures.peak_bytes, capacity)
+        shape = context.shape(setup) if over is False else None
+        at = f" at {shape.basis}" if shape is not None and shape.guessed else ""
         if over is False and fits(figures.peak_after_fix_bytes, capacity) is True:
-            severity = Severity.WARNING if no_switch else Severity.ERROR
+            severity = Severity.WARNING if no_switch or at else Severity.ERROR
             parts.append(f"As written the estimate does not fit on the {figures.gpu or 'GPU'} "
-                         f"({gib(capacity)}); with checkpointing it does.")
+                         f"({gib(capacity)}){at}; with checkpointing it does.")
+            if at and not no_switch:
+                parts.append("Reported as a warning, not an error: whether it fits depends on a shape "
+                             "the file does not set.")
         elif over is False:
             parts.append(f"As written the estimate does not fit on the {figures.gpu or 'GPU'} "
-                         f"({gib(capacity)}), and checkpointing alone does not bring it under.")
+                         f"({gib(capacity)}){at}, and checkpointing alone does not bring it under.")
         elif fits(figures.peak_bytes, capacity, HEADROOM) is True or (no_switch and over is not False):
             # fits with room to spare; or the tool has no switch for it and nothing says it fails
             severity = Severity.INFO

@@ -1,0 +1,145 @@
+"""The shape an estimate was computed for (batch × tokens per sequence), and what of it the
+file did not say.
+
+The activation and loss terms of the memory model scale with the micro-batch's tokens, so a
+peak is only as good as its batch size and sequence length. :func:`shape_of` states both and
+says which were not read from the file:
+
+- *assumed* (``EstimateInputs.assumed`` holds ``"batch_size"`` / ``"seq_len"``): the file sets
+  no value, :mod:`lintlora.estimate.from_setup` filled one in (batch 1, 512 tokens);
+- a *library default* sequence length (``Origin.LIBRARY_DEFAULT``, e.g. trl's
+  ``max_length=1024``): a truncation cap nobody chose for this data, so the peak assumes every
+  batch reaches it.
+
+Either makes the shape *guessed* (:attr:`Shape.guessed`): a rule must not raise a finding to an
+error on a fit verdict that rests on it. A library-default batch size (transformers'
+``per_device_train_batch_size=8``) is what the trainer runs with, so it is named but not a
+guess. Pure functions; no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lintlora.training_setup import Origin
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.estimate.memory import EstimateInputs
+    from lintlora.training_setup import Setting, TrainingSetup
+
+__all__ = ["Shape", "shape_of"]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Batch × tokens per sequence of one estimate.
+
+    Attributes:
+        batch_size: examples per micro-batch per device.
+        seq_len: tokens per sequence (padded length).
+        sequences: sequences each example puts through the model (2 for paired preference
+            trainers, 1 otherwise).
+        remarks: sentences on values not read from the file ("assumes 512 tokens per sequence:
+            the script sets no sequence length"; "1024 tokens per sequence is trl's default").
+        guessed_words: what a fit verdict rests on when the shape is guessed ("the assumed 512
+            tokens per sequence"), empty otherwise.
+    """
+
+    batch_size: int
+    seq_len: int
+    sequences: int = 1
+    remarks: tuple[str, ...] = ()
+    guessed_words: tuple[str, ...] = ()
+
+    @property
+    def guessed(self) -> bool:
+        """Whether the batch size or the sequence length was not read from the file."""
+        return bool(self.guessed_words)
+
+    @property
+    def dims(self) -> str:
+        """``"batch 4 × 512 tokens"`` (``"batch 4 × 2 sequences × 512 tokens"`` for paired
+        trainers)."""
+        middle = f" × {self.sequences} sequences" if self.sequences > 1 else ""
+        return f"batch {self.batch_size}{middle} × {self.seq_len} tokens"
+
+    @property
+    def basis(self) -> str:
+        """What a verdict rests on, for messages: ``"the assumed 512 tokens per sequence"``;
+        ``"batch 4 × 512 tokens"`` when nothing was guessed."""
+        if not self.guessed_words:
+            return self.dims
+        return " and ".join(self.guessed_words)
+
+    @property
+    def note(self) -> str:
+        """The sentence for a finding's memory figures: the dims, then the remarks."""
+        return "; ".join((self.dims, *self.remarks))
+
+
+def _library(setting: "Setting") -> str:
+    """The library a default comes from: the first word of its citation (``"trl"``)."""
+    word = (setting.source or "").split(" ", 1)[0]
+    return word if word.replace("-", "").replace("_", "").isalnum() else "the library"
+
+
+def _file_word(setup: "TrainingSetup | None") -> str:
+    if setup is not None and setup.kind in ("yaml", "json"):
+        return "config"
+    if setup is not None and setup.path.endswith(".ipynb"):
+        return "notebook"
+    return "script"
+
+
+def _no_length(setting: "Setting | None", setup: "TrainingSetup | None", where: str) -> str:
+    """Why there is no sequence length: ``the config leaves tokenizer.max_seq_len null`` when
+    the file writes an explicit none, else ``the script sets no sequence length``."""
+    if setting is None or setup is None or not setting.known or setting.value is not None \
+            or not setting.expr or setting.span is None:
+        return f"the {where} sets no sequence length"
+    if setup.kind in ("yaml", "json"):
+        return f"the {where} leaves {setting.expr} null"
+    return f"the {where} passes {setting.expr}=None"
+
+
+def shape_of(inputs: "EstimateInputs", setup: "TrainingSetup | None" = None) -> Shape | None:
+    """The shape of an estimate made from ``inputs`` (of ``setup``, when given), or ``None``
+    for a load-only estimate (a file that does not train has no batch).
+
+    Without ``setup`` only ``inputs.assumed`` tells assumed values (``lintlora estimate``'s
+    flags); with it, library defaults are named too.
+    """
+    if inputs.method == "load":
+        return None
+    remarks: list[str] = []
+    guessed: list[str] = []
+    assumed = set(inputs.assumed)
+    where = _file_word(setup)
+    b, s = inputs.batch_size, inputs.seq_len
+    seq_setting = setup.get("training.max_seq_length") if setup is not None else None
+    seq_assumed = "seq_len" in assumed
+    if "batch_size" in assumed and seq_assumed:
+        why = _no_length(seq_setting, setup, where)
+        why = f"the {where} sets neither" if why.endswith("sets no sequence length") else \
+            f"the {where} sets no batch size and {why.split(' ', 2)[2]}"
+        remarks.append(f"assumes batch {b} and {s} tokens per sequence: {why}")
+        guessed.append(f"the assumed batch {b} and {s} tokens per sequence")
+    elif "batch_size" in assumed:
+        remarks.append(f"assumes batch {b}: the {where} sets no batch size")
+        guessed.append(f"the assumed batch {b}")
+    elif seq_assumed:
+        remarks.append(f"assumes {s} tokens per sequence: {_no_length(seq_setting, setup, where)}")
+        guessed.append(f"the assumed {s} tokens per sequence")
+    if setup is not None and "batch_size" not in assumed:
+        bs = setup.get("training.per_device_train_batch_size")
+        if bs.origin is Origin.LIBRARY_DEFAULT and bs.value == b:
+            remarks.append(f"batch {b} is {_library(bs)}'s default per_device_train_batch_size")
+    if seq_setting is not None and not seq_assumed and seq_setting.origin is Origin.LIBRARY_DEFAULT \
+            and seq_setting.value == s:
+        lib = _library(seq_setting)
+        written = f" ({seq_setting.expr}=None)" if seq_setting.expr and seq_setting.span is not None else \
+            f": the {where} sets no sequence length"
+        remarks.append(f"{s} tokens per sequence is {lib}'s default{written}")
+        guessed.append(f"{lib}'s default {s} tokens per sequence")
+    return Shape(b, s, max(1, int(inputs.sequences_per_example)), tuple(remarks), tuple(guessed))
