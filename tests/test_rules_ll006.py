@@ -46,3 +46,18 @@ def test_each_call_is_its_own_finding():
     s = setup(model=model(), framework="torch", calls=(flush(30, in_loop=True, in_step_callback=True),
                                                        flush(44, in_loop=True, in_step_callback=True)))
     assert [f.span.line for f in run(R, s)] == [30, 44]
+
+
+def test_names_the_device_api_the_script_calls():
+    """torch.xpu.empty_cache() in the loop is reported as torch.xpu's, not torch.cuda's
+    (CallSite.qualified_name); a call site without a qualified name falls back to torch.cuda."""
+    for api in ("torch.xpu", "torch.npu", "torch.mps", "torch.cuda"):
+        s = setup(model=model(), lora=lora(), framework="torch",
+                  calls=(call("empty_cache", 30, f"{api}.empty_cache", in_loop=True, in_step_callback=True),))
+        [f] = run(R, s)
+        assert f.message.startswith(f"{api}.empty_cache() runs in the training loop")
+        assert api == "torch.cuda" or "torch.cuda" not in f.message
+    bare = setup(model=model(), lora=lora(), framework="torch",
+                 calls=(call("empty_cache", 30, None, in_loop=True, in_step_callback=True),))
+    [f] = run(R, bare)
+    assert f.message.startswith("torch.cuda.empty_cache() runs")

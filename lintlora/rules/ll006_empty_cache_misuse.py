@@ -1,6 +1,8 @@
 """LL006 empty-cache-misuse (page: ``rules/LL006.md``).
 
-Flags ``torch.cuda.empty_cache()`` that runs once per training step: inside a training loop
+Flags ``torch.cuda.empty_cache()`` (or another device's: ``torch.xpu``/``torch.npu``/
+``torch.mps``, named as the script calls it, ``CallSite.qualified_name``) that runs once per
+training step: inside a training loop
 (a loop whose body runs ``.backward()``/``optimizer.step()``) or a per-step callback
 (``CallSite.in_step_callback``, set by the extractor for both). A call in a loop that runs
 between phases (a sweep, an epoch loop, an evaluation loop) is not flagged. Emptying the cache hands PyTorch's cached blocks
@@ -39,6 +41,7 @@ class EmptyCacheMisuse(Rule):
     severity = Severity.WARNING
     summary = "torch.cuda.empty_cache() on every step slows training and does not lower the peak"
     fix_changes_memory = False
+    depends_on_settings = False  # fires on the file alone (LL900 may report its suppressions)
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:
@@ -55,9 +58,13 @@ class EmptyCacheMisuse(Rule):
                 # the fix itself recommends (CallSite.periodic; a divisor of 1 is every step)
                 continue
             where = "the training loop, on every step" if call.in_loop else "a per-step callback"
+            # the device API the script calls (torch.xpu / torch.npu / torch.mps / torch.cuda)
+            qualified = call.qualified_name or ""
+            name = qualified if qualified.startswith("torch.") and qualified.endswith(".empty_cache") \
+                else "torch.cuda.empty_cache"
             yield self.finding(
                 context, setup, call.span,
-                f"torch.cuda.empty_cache() runs in {where}: it returns PyTorch's cached blocks to the driver, "
+                f"{name}() runs in {where}: it returns PyTorch's cached blocks to the driver, "
                 "so the next step must allocate them again and synchronise, which slows every step "
                 "(removed from the Trainer for that reason: transformers#31372, PR #31530; in PEFT's benchmark "
                 "250 steps took 65 s with a flush every step and 45 s without, peft PR #2894). It does not lower the peak a step needs: the estimated "
