@@ -191,3 +191,22 @@ def test_fit_heading_says_when_it_rests_on_an_assumed_shape():
                               gpu="x", gpu_memory_bytes=small)
     assert heading(read) == "what would make it fit"
     assert heading(assumed) == "what would make it fit at the assumed 512 tokens per sequence"
+
+
+def test_library_default_batch_is_named_but_not_a_guess(tmp_path):
+    text = SFT.format(length=", max_length=2048").replace("per_device_train_batch_size=4, ", "")
+    setup = _setup(tmp_path / "d.py", text)
+    shape = Context(Settings()).shape(setup)
+    assert shape.note == "batch 8 × 2048 tokens; batch 8 is trl's default per_device_train_batch_size"
+    assert not shape.guessed  # the trainer does run batches of 8
+
+
+def test_a_file_that_trains_nothing_says_its_figure_is_the_load(tmp_path):
+    setup = _setup(tmp_path / "infer.py", textwrap.dedent("""\
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype="bfloat16")
+        print(model.generate(**inputs))
+        """))
+    context = Context(Settings())
+    assert not setup.is_training and context.shape(setup) is None
+    assert context.figures(setup).note == "memory to load the model: the file trains nothing"
