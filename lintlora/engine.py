@@ -584,7 +584,11 @@ def _finish(result: FileResult, produced: list[tuple[Finding, TrainingSetup | No
     kind = result.kind or ""
     try:
         directives = read_directives(text, kind) if text else []
-        kept, unused = apply_suppressions(produced, directives, kind, ran, path, known)
+        # rules whose firing depends on the run's settings (GPU, model, --cpus...): their
+        # suppressions are never "unused" because of this run's settings (Rule.depends_on_settings)
+        dependent = {r.code for r in enabled if getattr(r, "depends_on_settings", True)}
+        kept, unused = apply_suppressions(produced, directives, kind, ran, path, known,
+                                          settings_dependent=dependent)
     except Exception as exc:  # noqa: BLE001
         result.errors.append(_internal(path, "reading suppression comments", exc))
         kept, unused = [f for f, _ in produced], []

@@ -20,7 +20,11 @@ directive. YAML comments are read line by line (a ``#`` that starts a comment: a
 the line or after whitespace, outside quotes). JSON has no comments.
 
 A directive naming a code of a rule that ran on the file and suppressing nothing is reported as
-``LL900 unused-suppression`` (info). Bare ``# noqa`` is never reported: other tools share it.
+``LL900 unused-suppression`` (info), when that rule's firing does not depend on the run's
+settings (``Rule.depends_on_settings``: the GPU, the model, ``--cpus``): ``fp16=True,  # noqa:
+LL002`` is needed with ``--gpu rtx3090`` though LL002 is silent with ``--gpu t4``, and teams
+lint with different GPUs. A directive without codes is reported only while no such rule ran.
+Bare ``# noqa`` is never reported: other tools share it.
 
 Codes are matched exactly, as ruff and flake8 do: ``# noqa: LL00`` suppresses nothing (it is
 not a prefix of ``LL001``). A code in lintlora's ``LL`` namespace that names no registered rule
@@ -309,6 +313,7 @@ def apply_suppressions(
     ran_codes: Iterable[str],
     path: str,
     known_codes: Iterable[str] = (),
+    settings_dependent: Iterable[str] = (),
 ) -> tuple[list[Finding], list[Finding]]:
     """Drop suppressed findings and report unused directives.
 
@@ -322,13 +327,20 @@ def apply_suppressions(
         path: the file, for the LL900 findings' spans.
         known_codes: every registered rule's code; an ``LL`` code outside it names no rule
             and is reported (empty: not checked).
+        settings_dependent: codes of the rules that ran whose firing depends on the run's
+            settings (:attr:`lintlora.rules.base.Rule.depends_on_settings`: ``LL002`` is
+            silent on a T4, firing on an RTX 3090). A directive naming one is never reported
+            unused, and a directive without codes is not while any such rule ran: this run's
+            settings silencing the finding does not make the comment stale for a run with
+            other settings.
 
     Returns:
         ``(kept, unused)``: the findings not suppressed, and one ``LL900`` finding per directive
         code that suppressed nothing (a directive without codes: one finding for the directive)
         or that names no rule.
     """
-    ran = set(ran_codes)
+    dependent = set(settings_dependent)
+    ran = set(ran_codes) - dependent
     known = set(known_codes)
     used: dict[tuple[int, str | None], bool] = {}
     kept: list[Finding] = []
@@ -360,7 +372,7 @@ def apply_suppressions(
                     directive.column + len(directive.text), directive.cell)
         where = "this file" if directive.scope == "file" else "this line"
         if directive.codes is None:
-            if not used.get((index, None)):
+            if not used.get((index, None)) and not dependent:
                 unused.append((index, _unused(
                     span, f"`{directive.text}` suppresses nothing on {where}", directive)))
             continue
@@ -433,6 +445,7 @@ class UnusedSuppression(Rule):
     severity = Severity.INFO
     summary = "A suppression comment that suppresses nothing"
     fix_changes_memory = False
+    depends_on_settings = False  # reported after suppression; never itself "unused"
 
     def check(self, setup: TrainingSetup, context: object) -> Iterable[Finding]:
         """Nothing: see the class docstring."""

@@ -92,6 +92,7 @@ class BadCallRule(Rule):
     name = "bad-call"
     severity = Severity.WARNING
     summary = "A call to bad()"
+    depends_on_settings = False  # the file alone decides (LL900 reports unused suppressions)
 
     @classmethod
     def help_uri(cls) -> str:
@@ -115,6 +116,7 @@ class GcOffRule(Rule):
     name = "gc-off"
     severity = Severity.ERROR
     summary = "Checkpointing off"
+    depends_on_settings = False  # the file alone decides (LL900 reports unused suppressions)
 
     def check(self, setup, context):
         setting = setup.get("training.gradient_checkpointing")
@@ -131,6 +133,7 @@ class InfoRule(Rule):
     name = "info-note"
     severity = Severity.INFO
     summary = "An informational note"
+    depends_on_settings = False  # the file alone decides (LL900 reports unused suppressions)
 
     def check(self, setup, context):
         if setup.training is not None and setup.training.span is not None:
@@ -144,6 +147,7 @@ class CrashRule(Rule):
     name = "crashy"
     severity = Severity.WARNING
     summary = "Crashes"
+    depends_on_settings = False  # the file alone decides (LL900 reports unused suppressions)
 
     def check(self, setup, context):
         if setup.has_call("crash"):

@@ -35,6 +35,12 @@ class Rule:
         summary: one line for ``lintlora rules`` and SARIF ``shortDescription``.
         fix_changes_memory: whether the fix is expected to change GPU memory (LL007's fix
             does not: its "after" figure equals the "before" one, and the message says so).
+        depends_on_settings: whether the rule's firing (not only its wording or figures) can
+            change with the run's settings: the GPU (``--gpu``/``--gpu-memory``), the model
+            (``--model``/``--model-config``/``--params``), ``--cpus``, ``--tokens``. A
+            suppression of such a rule's code is never reported unused (``LL900``), since a
+            run with other settings (a teammate's GPU) may need it. ``True`` unless a rule
+            declares otherwise (the safe answer for plugins).
     """
 
     code: ClassVar[str] = ""
@@ -42,6 +48,7 @@ class Rule:
     severity: ClassVar[Severity] = Severity.WARNING
     summary: ClassVar[str] = ""
     fix_changes_memory: ClassVar[bool] = True
+    depends_on_settings: ClassVar[bool] = True
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         """Yield findings for one setup. Must not raise for any setup an extractor can build."""

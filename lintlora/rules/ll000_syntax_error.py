@@ -29,6 +29,7 @@ class SyntaxErrorRule(Rule):
     severity = Severity.ERROR
     summary = "The file cannot be parsed, so nothing in it was checked"
     fix_changes_memory = False
+    depends_on_settings = False  # fires on the file alone (LL900 may report its suppressions)
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         """Yield nothing: a setup exists only for files that parsed."""

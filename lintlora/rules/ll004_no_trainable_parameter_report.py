@@ -68,6 +68,7 @@ class NoTrainableParameterReport(Rule):
     severity = Severity.INFO
     summary = "A peft-wrapped model whose trainable-parameter count is never printed"
     fix_changes_memory = False
+    depends_on_settings = False  # fires on the file alone (LL900 may report its suppressions)
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if setup.kind not in ("python", "notebook") or setup.framework == "unsloth":

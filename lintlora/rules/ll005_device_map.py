@@ -132,6 +132,7 @@ class DeviceMap(Rule):
     name = "device-map"
     severity = Severity.ERROR
     summary = "device_map or model placement that breaks data-parallel, quantized or any training"
+    depends_on_settings = False  # fires on the file alone (LL900 may report its suppressions)
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         evidence = facts.data_parallel(setup)
