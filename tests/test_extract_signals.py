@@ -215,3 +215,17 @@ def test_rank_reads_count_only_when_they_place_or_branch(body, kinds):
 ])
 def test_is_training_follows_the_trainer_calls(tail, training):
     assert one(tail).is_training is training
+
+
+def test_empty_cache_keeps_the_device_the_script_names():
+    """``torch.xpu/mps/npu.empty_cache()`` are empty_cache call sites named as written (LL006
+    quotes the name), and an aliased ``torch`` resolves the same way."""
+    from lintlora.extract.python import extract_python
+
+    source = ("import torch as T\nfrom peft import LoraConfig, get_peft_model\n"
+              "model = get_peft_model(model, LoraConfig(r=8))\n"
+              "for batch in loader:\n    model(**batch).loss.backward()\n"
+              "    T.xpu.empty_cache()\n    torch.mps.empty_cache()\n    T.cuda.empty_cache()\n")
+    (setup,) = extract_python("loop.py", source)
+    names = [(c.qualified_name, c.span.line) for c in setup.calls if c.kind == "empty_cache"]
+    assert names == [("torch.xpu.empty_cache", 6), ("torch.cuda.empty_cache", 8)]

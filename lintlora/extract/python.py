@@ -34,6 +34,7 @@ from lintlora.extract.pysections import (
     _TRAINER_POSITIONAL, _TRAINERS, _TRAINING_ARGS, SectionBuilders, _is_dotted, _normalise,
 )
 from lintlora.extract.pysyntax import preflight, syntax_error
+from lintlora.extract.qualnames import EMPTY_CACHE_CALLS
 from lintlora.training_setup import (
     CallSite, Evidence, Lora, ModelLoad, Origin, Quantization, Setting, Span, TrainingSetup,
 )
@@ -274,8 +275,8 @@ class _Extractor(SectionBuilders):
             f.dataloaders.append(rec)
             f.calls.append((rec, "dataloader", canon))
             return True
-        if canon == "torch.cuda.empty_cache":
-            f.calls.append((rec, "empty_cache", "torch.cuda.empty_cache"))
+        if canon in EMPTY_CACHE_CALLS:  # torch.cuda / xpu / mps / npu, as the script names it
+            f.calls.append((rec, "empty_cache", canon))
             return True
         if canon == "torch.autocast":
             f.calls.append((rec, "autocast", canon))

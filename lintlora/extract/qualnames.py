@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
-__all__ = ["canonical", "DEFAULTS_CLASS"]
+__all__ = ["canonical", "DEFAULTS_CLASS", "EMPTY_CACHE_DEVICES", "EMPTY_CACHE_CALLS"]
+
+EMPTY_CACHE_DEVICES = ("cuda", "xpu", "mps", "npu")
+"""Device modules of torch with an ``empty_cache()`` that frees the caching allocator's unused
+blocks (``torch.cuda``, ``torch.xpu``, ``torch.mps``; ``torch.npu`` from Ascend's torch_npu)."""
+
+EMPTY_CACHE_CALLS = frozenset(f"torch.{d}.empty_cache" for d in EMPTY_CACHE_DEVICES)
 
 _KNOWN_LIBRARIES = frozenset({"transformers", "trl", "peft", "torch", "accelerate", "unsloth",
                                "datasets", "bitsandbytes", "deepspeed"})
@@ -68,8 +74,8 @@ def canonical(q: str) -> str:
     if leaf == "get_peft_model" and root == "unsloth" and len(parts) >= 3:
         return "unsloth.get_peft_model"
     if root == "torch":
-        if leaf == "empty_cache" and len(parts) >= 3 and parts[1] in ("cuda", "xpu", "mps", "npu"):
-            return "torch.cuda.empty_cache"
+        if leaf == "empty_cache" and len(parts) >= 3 and parts[1] in EMPTY_CACHE_DEVICES:
+            return f"torch.{parts[1]}.empty_cache"  # the device the script names, kept for messages
         if leaf == "autocast" or (leaf == "autocast" and "amp" in parts):
             return "torch.autocast"
         if leaf == "init_process_group":
