@@ -115,7 +115,13 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     q = None
     double = False
     qcompute = None
-    if quant is not None:
+    if quant is not None and not quant.method.known and not quant.bits.known:
+        # nothing says the model is quantized (it comes from a call lintlora cannot follow):
+        # 16-bit weights, the larger figure, stated rather than a guessed 4-bit
+        assumed.append("quant")
+        notes.append(f"quantization unknown ({quant.bits.source or 'not resolved'}): assumed none (16-bit weights); "
+                     "a model loaded in 4-bit or 8-bit peaks lower")
+    elif quant is not None:
         qm = str(_val(quant.method) or "bitsandbytes").lower()
         bits = _val(quant.bits)
         if isinstance(bits, bool) or not isinstance(bits, (int, float)) or bits != bits or bits in (float("inf"), float("-inf")):
@@ -162,6 +168,13 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     fp16 = _val(g("training.fp16"))
     td = _val(g("model.torch_dtype"))
     td_norm = _DTYPES.get(str(td).lower().replace("torch.", "")) if td else None
+    td_setting = g("model.torch_dtype")
+    # "not given" when the load call was read without a dtype (an unknown with no location); an
+    # expression lintlora cannot resolve, or a model from a helper it cannot follow, has a
+    # location, and the notes must not call that "not given"
+    td_words = (f"torch_dtype unknown ({td_setting.source or 'not resolved'})"
+                if td_setting.origin is Origin.UNKNOWN and td_setting.span is not None
+                else "torch_dtype not given")
     if bf16:
         compute = "bfloat16"
     elif fp16:
@@ -174,7 +187,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         compute = "float32"
     else:
         compute = "bfloat16"
-        notes.append("training precision unknown (no bf16/fp16 flag, torch_dtype not given): "
+        notes.append(f"training precision unknown (no bf16/fp16 flag, {td_words}): "
                      "assumed bf16 activations")
     if td_norm:
         weight = td_norm
@@ -185,12 +198,12 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         if td == "auto":
             notes.append("torch_dtype='auto': assumed the checkpoint's 16-bit dtype")
         else:
-            notes.append(f"torch_dtype not given: transformers 5 (the release the defaults table is read "
+            notes.append(f"{td_words}: transformers 5 (the release the defaults table is read "
                          f"from) loads the checkpoint's own dtype (from_pretrained dtype='auto'), assumed "
                          f"16-bit ({weight}); transformers 4.x loaded float32 when torch_dtype was omitted, "
                          f"which doubles the weights")
     if q and not td_norm and fw in ("transformers", "trl", "torch"):
-        notes.append("torch_dtype not given with a quantized base: the non-quantized weights load in the "
+        notes.append(f"{td_words} with a quantized base: the non-quantized weights load in the "
                      "checkpoint's dtype under transformers 5 (float16 under 4.x: the bitsandbytes quantizer's "
                      "update_torch_dtype), 16-bit either way")
     master = False
