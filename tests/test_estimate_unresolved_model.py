@@ -48,3 +48,12 @@ def test_a_load_without_dtype_is_not_given():
             "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n")
     _inputs_, notes = _inputs(body, quantization_section=False)
     assert any(n.startswith("torch_dtype not given") for n in notes)
+
+
+def test_an_assumed_16bit_base_makes_a_fit_verdict_a_guess():
+    from lintlora.estimate.shape import shape_of
+
+    inputs, _notes = _inputs("model = create_and_prepare_model()\n")
+    shape = shape_of(inputs)
+    assert shape.guessed and "the assumed 16-bit base" in shape.basis
+    assert "assumes a 16-bit base: the quantization is unknown" in shape.note

@@ -11,8 +11,9 @@ says which were not read from the file:
   ``max_length=1024``): a truncation cap nobody chose for this data, so the peak assumes every
   batch reaches it.
 
-Either makes the shape *guessed* (:attr:`Shape.guessed`): a rule must not raise a finding to an
-error on a fit verdict that rests on it. A library-default batch size (transformers'
+Either makes the shape *guessed* (:attr:`Shape.guessed`), and so does an assumed 16-bit base
+(``"quant"`` in ``assumed``: the model is loaded where lintlora cannot follow): a rule must not
+raise a finding to an error on a fit verdict that rests on it. A library-default batch size (transformers'
 ``per_device_train_batch_size=8``) is what the trainer runs with, so it is named but not a
 guess. Pure functions; no I/O.
 """
@@ -54,7 +55,8 @@ class Shape:
 
     @property
     def guessed(self) -> bool:
-        """Whether the batch size or the sequence length was not read from the file."""
+        """Whether the batch size, the sequence length or the base's quantization was not read
+        from the file."""
         return bool(self.guessed_words)
 
     @property
@@ -142,4 +144,9 @@ def shape_of(inputs: "EstimateInputs", setup: "TrainingSetup | None" = None) -> 
             f": the {where} sets no sequence length"
         remarks.append(f"{s} tokens per sequence is {lib}'s default{written}")
         guessed.append(f"{lib}'s default {s} tokens per sequence")
+    if "quant" in assumed:
+        # not the shape, but a verdict rests on it the same way (lintlora.estimate.from_setup:
+        # a model loaded where lintlora cannot follow is taken as 16-bit)
+        remarks.append("assumes a 16-bit base: the quantization is unknown")
+        guessed.append("the assumed 16-bit base")
     return Shape(b, s, max(1, int(inputs.sequences_per_example)), tuple(remarks), tuple(guessed))
