@@ -167,3 +167,18 @@ def test_a_named_model_lintlora_does_not_know_takes_the_options(scripts, tmp_pat
     assert rough.architecture(rough.apply_overrides(setup)).name == "Qwen2.5-0.5B"
     result = lint_paths([str(private)], Settings(model="Qwen/Qwen2.5-0.5B"))
     assert not [n for n in result.notices if "--model" in n.message]
+
+
+def test_the_notice_reaches_the_json_report(scripts):
+    """A CI bot reads JSON: the "--model not used" notice is in its ``notices``."""
+    import io
+    import json
+
+    from lintlora.report import render
+
+    result = lint_paths([str(scripts)], Settings(model=SEVENTY, gpu="rtx4090"))
+    out = io.StringIO()
+    render(result, "json", out)
+    notices = json.loads(out.getvalue())["notices"]
+    assert any(f"--model {SEVENTY} not used" in n["message"] for n in notices)
+    assert all(set(n) >= {"code", "path", "message"} for n in notices)

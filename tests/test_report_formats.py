@@ -63,7 +63,7 @@ def _render(result, fmt, **kw):
 
 def test_json_shape(run):
     doc = json.loads(_render(run, "json"))
-    assert list(doc) == ["version", "files", "findings", "errors"]
+    assert list(doc) == ["version", "files", "findings", "errors", "notices"]
     assert doc["version"] == __version__
     assert doc["files"] == ["broken.py", "cfg.yaml", "nb.ipynb", "src/train.py"]  # relative, sorted
     keys = ["code", "name", "severity", "path", "line", "column", "end_line", "end_column",

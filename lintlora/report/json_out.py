@@ -10,7 +10,12 @@ Shape::
                                 "gpu_memory_bytes", "breakdown", "model", "note"} | null,
                    "cell": <1-based code cell>  (notebooks only; lines are then within the cell)
                   }, ...],
-     "errors": [{"code", "path", "line", "column", "message"}, ...]}
+     "errors": [{"code", "path", "line", "column", "message"}, ...],
+     "notices": [{"code", "path", "line", "column", "message"}, ...]}
+
+``notices`` are what the text report prints as ``note:`` lines (a named YAML file that is no
+training config, ``--model`` not used where a file names its model, ...): informational, never
+counted in the exit status.
 
 ``peak_bytes`` is the device counter (what must fit on the card, what nvidia-smi shows); all
 sizes are bytes. ``end_line``/``end_column`` fall back to the start when unknown. Keys are in a
@@ -68,6 +73,7 @@ def to_json(result: "RunResult") -> dict[str, Any]:
         "files": [display_path(p) for p in result.files],
         "findings": [finding_to_json(f) for f in result.findings],
         "errors": [error_to_json(e) for e in result.errors],
+        "notices": [error_to_json(n) for n in result.notices],
     }
 
 
