@@ -163,3 +163,19 @@ def test_merge_only_script_gets_a_labelled_load_estimate_not_a_training_one(tmp_
     assert not any("batch size" in a or "full fine-tuning" in a for a in e["assumptions"])
     text = _run(str(script)).output
     assert "load only (no training)" in text and "what would make it fit" not in text
+
+
+@pytest.mark.parametrize("gpu,nominal", [("h200", True), ("rtx4090", False)])
+def test_a_nominal_gpu_size_is_said_to_be_nominal(gpu, nominal):
+    """A card without a cited CUDA-visible total is checked against its marketed size: the
+    output says so (text and JSON), and a measured total (RTX 4090: 23.64 GiB) is not labelled."""
+    args = ("--model", "meta-llama/Llama-2-7b-hf", "--method", "qlora", "--gpu", gpu)
+    text = _run(*args)
+    assert text.exit_code == 0, text.output
+    assert ("(nominal size)" in text.output) is nominal
+    e = json.loads(_run(*args, "--format", "json").output)["estimate"]
+    assert bool(e.get("gpu_memory_nominal")) is nominal
+    assert any("nominal (marketed) size" in a for a in e["assumptions"]) is nominal
+    # --gpu-memory replaces the catalog's figure: nothing nominal about it
+    given = json.loads(_run(*args, "--gpu-memory", "139GiB", "--format", "json").output)["estimate"]
+    assert not given.get("gpu_memory_nominal")

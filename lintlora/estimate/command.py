@@ -82,6 +82,17 @@ def build_report(estimate, arch, gpu, tokens: int | None, dialect: str | None = 
     est["step_seconds"] = t.step_seconds if t else None
     est["tokens_per_second"] = t.tokens_per_second if t else None
     est["gpu_memory_bytes"] = estimate.gpu_memory_bytes
+    if gpu is not None and gpu.memory_kind == "nominal" and estimate.gpu_memory_bytes == gpu.memory_bytes:
+        # no cited CUDA-visible total for this card: the marketed size, which the usable total
+        # falls short of (lintlora/data/gpus.json: RTX 3090 24,269 MiB and RTX 4090 24,207 MiB of
+        # 24 GiB, 1.2-1.5% less; ECC cards T4 15,109 of 16,384 MiB and A10G 22,731 of 24,576 MiB,
+        # about 8% less)
+        est["assumptions"] = est["assumptions"] + [
+            f"{gpu.name}: {gpu.memory_bytes / 2**30:.2f} GiB is the card's nominal (marketed) size; "
+            "CUDA reports less (1-2% less on the cards lintlora has figures for, about 8% with ECC "
+            "on), so a small headroom may be none: pass --gpu-memory with what "
+            "torch.cuda.get_device_properties(0).total_memory reports"]
+        est["gpu_memory_nominal"] = True
     if t:
         est["assumptions"] = est["assumptions"] + t.assumptions
     if gpu is not None and getattr(gpu, "ambiguity_note", None):
@@ -121,7 +132,8 @@ def _render_text(report: dict, console) -> None:
     if e["gpu"]:
         head = e["headroom_bytes"]
         colour = "green" if head is not None and head >= 0 else "red"
-        console.print(f"GPU {escape(e['gpu'])}: {_gib(e['gpu_memory_bytes'])}, headroom "
+        nominal = " (nominal size)" if e.get("gpu_memory_nominal") else ""
+        console.print(f"GPU {escape(e['gpu'])}: {_gib(e['gpu_memory_bytes'])}{nominal}, headroom "
                       f"[{colour}]{_gib(head)}[/{colour}]")
     if e.get("step_seconds"):
         line = f"time: {e['step_seconds']:.2f} s per micro-batch, {e['tokens_per_second']:,.0f} tokens/s"
