@@ -210,3 +210,12 @@ def test_a_file_that_trains_nothing_says_its_figure_is_the_load(tmp_path):
     context = Context(Settings())
     assert not setup.is_training and context.shape(setup) is None
     assert context.figures(setup).note == "memory to load the model: the file trains nothing"
+
+
+def test_library_possessive():
+    from lintlora.estimate.shape import library_possessive
+    from lintlora.training_setup import Setting
+
+    assert library_possessive(Setting.library_default(8, "transformers src/x.py @ 1")) == "transformers'"
+    assert library_possessive(Setting.library_default(1024, "trl trl/trainer/sft_config.py")) == "trl's"
+    assert library_possessive(Setting.library_default(1, "")) == "the library's"

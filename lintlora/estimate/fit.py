@@ -172,8 +172,9 @@ def _python_sequence(setup: "TrainingSetup | None", seq: int, new: int) -> str:
     if not setting.known or setting.value != seq:
         return f"sequence length {seq} -> {new}"
     if setting.origin is Origin.LIBRARY_DEFAULT:
-        lib = (setting.source or "").split(" ", 1)[0] or "the library"
-        return f"sequence length {seq} ({lib}'s default) -> {new}"
+        from lintlora.estimate.shape import library_possessive
+
+        return f"sequence length {seq} ({library_possessive(setting)} default) -> {new}"
     from lintlora.estimate.from_setup import _from_tokenizer
 
     tokenizer = _from_tokenizer(setup, setting)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lintlora.estimate.memory import EstimateInputs
     from lintlora.training_setup import Setting, TrainingSetup
 
-__all__ = ["Shape", "shape_of"]
+__all__ = ["Shape", "shape_of", "library_possessive"]
 
 
 @dataclass(frozen=True)
@@ -80,10 +80,13 @@ class Shape:
         return "; ".join((self.dims, *self.remarks))
 
 
-def _library(setting: "Setting") -> str:
-    """The library a default comes from: the first word of its citation (``"trl"``)."""
+def library_possessive(setting: "Setting") -> str:
+    """Whose default a library default is, for messages: the first word of its citation in the
+    possessive (``"trl's"``, ``"transformers'"``), else ``"the library's"``."""
     word = (setting.source or "").split(" ", 1)[0]
-    return word if word.replace("-", "").replace("_", "").isalnum() else "the library"
+    if not word.replace("-", "").replace("_", "").isalnum():
+        return "the library's"
+    return word + ("'" if word.endswith("s") else "'s")
 
 
 def _file_word(setup: "TrainingSetup | None") -> str:
@@ -136,14 +139,14 @@ def shape_of(inputs: "EstimateInputs", setup: "TrainingSetup | None" = None) -> 
     if setup is not None and "batch_size" not in assumed:
         bs = setup.get("training.per_device_train_batch_size")
         if bs.origin is Origin.LIBRARY_DEFAULT and bs.value == b:
-            remarks.append(f"batch {b} is {_library(bs)}'s default per_device_train_batch_size")
+            remarks.append(f"batch {b} is {library_possessive(bs)} default per_device_train_batch_size")
     if seq_setting is not None and not seq_assumed and seq_setting.origin is Origin.LIBRARY_DEFAULT \
             and seq_setting.value == s:
-        lib = _library(seq_setting)
+        lib = library_possessive(seq_setting)
         written = f" ({seq_setting.expr}=None)" if seq_setting.expr and seq_setting.span is not None else \
             f": the {where} sets no sequence length"
-        remarks.append(f"{s} tokens per sequence is {lib}'s default{written}")
-        guessed.append(f"{lib}'s default {s} tokens per sequence")
+        remarks.append(f"{s} tokens per sequence is {lib} default{written}")
+        guessed.append(f"{lib} default {s} tokens per sequence")
     if "quant" in assumed:
         # not the shape, but a verdict rests on it the same way (lintlora.estimate.from_setup:
         # a model loaded where lintlora cannot follow is taken as 16-bit)
