@@ -1,6 +1,7 @@
 """Where lintlora's time goes, on the benchmark corpus (issue 8: "one parse, one pass").
 
     python bench/profile.py [--files 600] [--corpus DIR] [--cprofile] [--top 25]
+    python bench/profile.py --paths fixtures       # the shipped fixtures instead of a corpus
 
 Lints the corpus (:mod:`bench.corpus`) in this process, one file after another, without the
 results cache, and prints the time spent in each stage, measured by wrapping the functions that
@@ -33,6 +34,7 @@ import cProfile  # noqa: E402
 import importlib.util  # noqa: E402
 import io  # noqa: E402
 import pstats  # noqa: E402
+import resource  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
@@ -104,12 +106,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--corpus", type=Path,
                         default=Path(tempfile.gettempdir()) / "lintlora-profile-corpus")
+    parser.add_argument("--paths", nargs="+", type=Path,
+                        help="lint these files/folders as they are (e.g. fixtures) instead of a corpus")
     parser.add_argument("--cprofile", action="store_true")
     parser.add_argument("--top", type=int, default=25)
     options = parser.parse_args(argv)
 
-    corpus = corpus_module.build_corpus(options.corpus, files=options.files, seed=options.seed)
-    print(corpus_module.describe(corpus))
+    if options.paths:
+        targets = [str(p) for p in options.paths]
+    else:
+        corpus = corpus_module.build_corpus(options.corpus, files=options.files, seed=options.seed)
+        print(corpus_module.describe(corpus))
+        targets = [str(options.corpus)]
     # import what a run imports, so the table shows linting, not first imports
     from lintlora.engine import available_rules, lint_paths
     import lintlora.extract.python  # noqa: F401
@@ -125,13 +133,16 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     if profiler:
         profiler.enable()
-    result = lint_paths([str(options.corpus)], jobs=1, keep_setups=False)
+    result = lint_paths(targets, jobs=1, keep_setups=False)
     if profiler:
         profiler.disable()
     total = time.perf_counter() - start
     print(f"\n{len(result.files)} files, {len(result.findings)} findings, {total:.2f} s "
-          f"({total * 1000 / max(len(corpus.files), 1):.1f} ms a file), one process, no cache"
+          f"({total * 1000 / max(len(result.files), 1):.1f} ms a file), one process, no cache"
           + (" (under cProfile)" if profiler else ""))
+    # ru_maxrss: KiB on Linux, bytes on macOS (getrusage(2))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2**20 if sys.platform == "darwin" else 2**10)
+    print(f"peak RSS of this process: {rss:.0f} MiB")
     print(f"\n{'stage':<44}{'seconds':>9}{'share':>8}{'calls':>8}")
     for label, _module, _attr, depth in STAGES:
         if label in totals:
