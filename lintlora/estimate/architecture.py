@@ -275,6 +275,8 @@ def _from_record(rec: dict[str, Any]) -> Architecture:
             mlp_c = "mlp"
     norm_text = str(rec.get("norm", "rmsnorm"))
     norms = 1 if ("one shared" in norm_text or model_type in ("phi", "gptj")) else 2
+    if "x4 per layer" in norm_text:
+        norms = 4  # Gemma-2: pre/post attention and pre/post MLP norms (the catalog's norm text)
     if model_type == "falcon" and rec.get("num_key_value_heads") == 1:
         norms = 1  # falcon-7b: one input_layernorm for the parallel attention + MLP
     inter = int(moe.get("expert_intermediate_size") or moe.get("moe_intermediate_size")

@@ -375,12 +375,25 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
     bnb4 = inputs.quant in ("nf4", "fp4")
     parts: dict[str, float] = {}
     norm_b = 2 if inputs.liger else profile.norm_bytes
+    if arch.norm == "layernorm" and profile.layernorm_bytes is not None and not inputs.liger:
+        norm_b = profile.layernorm_bytes
     norm_b = max(norm_b, sb) if sb == 4 else norm_b
     parts["norms"] = arch.norms_per_layer * h * (norm_b + (c if full else 0))
-    if inputs.attn_implementation == "eager":
+    litgpt = profile.name == "litgpt"
+    if litgpt and arch.model_type == "gemma2":
+        # litgpt 0.4.13 CausalSelfAttention.scaled_dot_product_attention: "with softcapping we
+        # cannot use SDPA": q @ k.mT, tanh soft-capping (keeps its bf16 output), softmax in fp32
+        # (keeps its output), cast to bf16 (kept by scores @ v): q, expanded k, v and 2 + 4 + 2
+        # bytes per score (measured: 8 × heads × s + 3·c·qw exactly)
+        parts["attention"] = 3 * c * qw + 8 * heads * s
+    elif inputs.attn_implementation == "eager":
         parts["attention"] = 3 * c * qw + 6 * heads * s
     else:
         parts["attention"] = c * (2 * qw + 2 * kw) + 4 * heads
+        if litgpt and arch.num_key_value_heads == arch.num_attention_heads:
+            # litgpt multi-head attention: v is a view of the fused qkv output (no expand, no
+            # copy), so SDPA keeping v keeps the q and k parts of that tensor too (measured)
+            parts["attention"] += c * (qw + arch.kv_width)
     mlp_b = profile.mlp_gated_bytes if arch.mlp_kind == "gated" else profile.mlp_plain_bytes
     if inputs.liger and arch.mlp_kind == "gated":
         mlp_b = 4.0  # Liger SwiGLU recomputes silu in backward, keeps gate and up (liger_kernel/ops/swiglu.py)
@@ -444,16 +457,23 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
             seen_qkv = False
             for m in block:
                 copies_per_layer = _layer_copies(m, arch, experts)
+                if litgpt and m.role == "mlp_in" and arch.mlp_kind == "gated" and m.d_out == 2 * I:
+                    copies_per_layer *= 2  # litgpt's LLaMAMLP: fc_1 and fc_2, one dropout each
                 if profile.fused_qkv_dropout and m.role == "qkv":
                     if seen_qkv:
                         continue
                     seen_qkv = True
                     copies_per_layer = 1
                 lora += per_in * m.d_in * copies_per_layer
+        if litgpt:
+            lora += _litgpt_lora_extra(arch, block, inputs.lora_r, c, I)
     parts["lora"] = lora
     per_layer = sum(parts.values()) * profile.activation_factor
     ckpt = sb * h
-    k = LOSS_K["fused"] if inputs.liger else LOSS_K.get(inputs.loss_impl or profile.loss, LOSS_K["hf"])
+    loss_key = "fused" if inputs.liger else (inputs.loss_impl or profile.loss)
+    k = LOSS_K.get(loss_key, LOSS_K["hf"])
+    if loss_key == "chunked" and profile.loss_chunk_tokens:
+        k += 4 / math.ceil(max(1, s) / profile.loss_chunk_tokens)  # see Profile.loss_chunk_tokens
     logits = arch.vocab_size * k
     # one layer's backward: gradient of the residual stream plus the MLP gradients
     # (notes §3: ~2·max(h, I)·2 B per token)
@@ -477,6 +497,39 @@ def _layer_copies(m: AdaptedModule, arch: Architecture, experts: int) -> float:
     elif arch.is_moe and m.role == "mlp_in":
         copies_per_layer = experts * (m.copies / L / max(1, arch.num_experts))
     return copies_per_layer
+
+
+def _litgpt_lora_extra(arch: Architecture, block: Sequence[AdaptedModule], r: int, c: int, I: int) -> float:
+    """Bytes per token per layer litgpt's LoRA classes keep besides the dropped-out input.
+
+    Read in litgpt 0.4.13 ``litgpt/lora.py`` and measured by ``bench/litgpt_memory.py``:
+
+    * ``LoRAQKVLinear``: ``F.linear(dropout(x), lora_A)`` is kept by ``conv1d`` (``c·r`` per
+      enabled q/k/v part); when not all of q, k, v are enabled, ``zero_pad`` scatters the
+      update into a zero tensor with ``index_copy_``, whose backward formula keeps ``source``
+      (the ``lora_B`` output, ``c ×`` the enabled widths; aten derivatives.yaml
+      ``index_copy``: ``grad.index_select(dim, index).expand_as(source)``);
+    * ``LoRALinear``: ``dropout(x) @ A.T @ B.T`` keeps the rank-``r`` intermediate for ``B``'s
+      gradient (``c·r`` per module; two modules for a fused gate/up, litgpt's fc_1 and fc_2).
+    """
+    qkv = [m for m in block if m.role == "qkv"]
+    extra = 0.0
+    if qkv:
+        full = arch.q_width + 2 * arch.kv_width
+        fused = any(m.d_out >= full for m in qkv)
+        enabled = full if fused else sum(m.d_out for m in qkv)
+        parts = 3 if fused else len(qkv)
+        extra += c * r * parts
+        if enabled < full:
+            extra += c * enabled
+    for m in block:
+        if m.role == "qkv":
+            continue
+        n = m.copies / max(1, arch.num_hidden_layers)
+        if m.role == "mlp_in" and arch.mlp_kind == "gated" and m.d_out == 2 * I:
+            n *= 2
+        extra += c * r * n
+    return extra
 
 
 # ---- the estimate -----------------------------------------------------------------------------
@@ -658,6 +711,13 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     """
     profile = profile or get_profile(inputs.framework)
     notes = list(assumptions)
+    if not profile.ties_embeddings and arch.tie_word_embeddings:
+        # litgpt keeps a separate output layer for tied checkpoints (Profile.ties_embeddings)
+        extra = arch.vocab_size * arch.hidden_size
+        arch = replace(arch, tie_word_embeddings=False,
+                       params_total=arch.params_total + extra if arch.params_total else 0)
+        notes.append(f"{profile.name} keeps the output layer apart from the embedding ({extra:,} more "
+                     "parameters than the tied checkpoint)")
     if inputs.method == "load":
         return _estimate_load(inputs, arch, profile, notes, gpu, gpu_memory_bytes)
     trainable: TrainableCount | None = None
@@ -713,8 +773,14 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     bw_temp = act.backward_temp_per_token * t
     # one dequantized weight (the largest block matrix) exists at a time in 4/8-bit matmuls
     dequant = 0.0
+    head_dequant = 0.0
     if inputs.quant:
-        dequant = max(sh.d_in * sh.d_out for sh in arch.block_linears()) * DTYPE_BYTES.get(inputs.compute_dtype, 2)
+        db = profile.dequant_bytes or DTYPE_BYTES.get(inputs.compute_dtype, 2)
+        dequant = max(sh.d_in * sh.d_out for sh in arch.block_linears()) * db
+        if profile.quantize_lm_head and inputs.quant in ("nf4", "fp4"):
+            # the 4-bit output layer is dequantized whole for each chunk's backward
+            # (Profile.dequant_bytes)
+            head_dequant = arch.lm_head_params * db
     framework = float(profile.framework_bytes)
 
     # The peak is the largest of the moments below, each with every buffer alive then (no
@@ -749,6 +815,15 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         phases.append(("layer backward", {"gradients": persistent_grads + lm_head_grads,
                                           "activations": L * act.per_token_layer * t,
                                           "logits": 0.0, "transient": bw_temp + dequant}))
+    if head_dequant:
+        # the output layer's backward: every layer's activations (or checkpointed inputs), the
+        # kept logits and their gradients (LOSS_K's 4 bytes per token and vocabulary entry) and
+        # the dequantized output layer
+        act_now = phases[0][1]["activations"]
+        phases.append(("lm_head backward", {"gradients": persistent_grads, "activations": act_now,
+                                            "logits": arch.vocab_size * min(LOSS_K["chunked"], act.logits_per_token
+                                                                            / max(1, arch.vocab_size)) * t,
+                                            "transient": head_dequant}))
     # (c) the optimizer step: activations freed, every trainable gradient present, and the
     # step's temporaries ~ one gradient-sized buffer (foreach AdamW, torch/optim/adamw.py
     # _multi_tensor_adamw)

@@ -102,6 +102,36 @@ class Profile:
             inside ``framework_bytes``, not here.
         activation_factor: multiplier on the analytic activation term, for effects the
             component list leaves out; 1.0 unless calibrated (see bench/accuracy.py).
+        layernorm_bytes: bytes per hidden element a LayerNorm saves when it differs from
+            ``norm_bytes`` (``None``: ``norm_bytes``). litgpt under ``bf16-true`` runs
+            ``torch.nn.LayerNorm`` on the bf16 stream and keeps its bf16 input (2, measured by
+            ``bench/litgpt_memory.py``: phi-2 644 B per token for h = 320), while its RMSNorm
+            up-casts and keeps fp32 (4).
+        ties_embeddings: the framework shares the embedding with the output layer when the
+            model does (``tie_word_embeddings``). litgpt 0.4.13 never does: ``GPT.__init__``
+            builds ``lm_head`` (``nn.Linear``) and ``transformer.wte`` (``nn.Embedding``) as two
+            parameters (litgpt/model.py) and ``convert_hf_checkpoint.py`` copies the embedding
+            into ``lm_head.weight`` for tied checkpoints (Gemma, Llama 3.2, Falcon), so the
+            output layer is a second V × h matrix (measured: ``wte`` and ``lm_head`` do not
+            share storage).
+        loss_chunk_tokens: litgpt's ``lm_head_chunk_size`` (128 in litgpt/finetune/lora.py
+            ``fit()``): the logits come as ``ceil(s / 128)`` chunks along the sequence and
+            ``chunked_cross_entropy`` computes one loss per chunk. Autograd runs every chunk's
+            nll-loss and log-softmax backward before any output-layer matmul backward (higher
+            sequence numbers first), so while the loss's backward runs the kept logits (2 B),
+            the saved log-softmax outputs and the logit gradients replacing them (2 B together)
+            and one chunk's two fresh gradients (4 B / n) are alive: ``LOSS_K["chunked"] +
+            4 / n`` bytes per token and vocabulary entry (measured: 4.98-5.00 at s = 512,
+            n = 4; 5.97 at s = 256, n = 2). 0: no such term.
+        dequant_bytes: bytes per element of the weight a 4-bit matmul dequantizes (forward and
+            backward, one weight at a time): ``None`` = the compute dtype's. Lightning's
+            ``BitsandbytesPrecision`` (lightning 2.4, the release litgpt 0.4.13 pins) quantizes
+            ``weight.to(dtype=torch.half)``, so ``dequantize_4bit`` returns fp16 and
+            bitsandbytes 0.42.0 ``MatMul4Bit`` casts it to the bf16 compute dtype
+            (``F.dequantize_4bit(B, ctx.state).to(grad_output.dtype)``): 2 + 2 = 4. With
+            ``quantize_lm_head`` the largest such weight is the V × h output layer, whose
+            backward runs while every layer's activations, the kept logits and their gradients
+            are alive.
     """
 
     name: str
@@ -123,6 +153,10 @@ class Profile:
     reserved_ratio: float = 1.08
     cuda_context_bytes: int = 650 * 10**6
     activation_factor: float = 1.0
+    layernorm_bytes: int | None = None
+    ties_embeddings: bool = True
+    loss_chunk_tokens: int = 0
+    dequant_bytes: int | None = None
 
 
 _HF = Profile(name="transformers")
@@ -147,10 +181,13 @@ PROFILES: dict[str, Profile] = {
                          quantize_scope="adapted", framework_bytes=100 * 10**6),
     # litgpt: bf16-true params, adapters and AdamW states (litgpt/finetune/lora.py);
     # LoRAQKVLinear applies one dropout for q/k/v (litgpt/lora.py); chunked lm_head + CE;
-    # K/V expanded for GQA (litgpt/model.py CausalSelfAttention).
+    # K/V expanded for GQA (litgpt/model.py CausalSelfAttention). The per-layer terms only
+    # litgpt has (LoRAQKVLinear's zero padding, MHA's v view, Gemma-2's eager attention) are
+    # in memory.activation_breakdown; all measured with litgpt 0.4.13 by bench/litgpt_memory.py.
     "litgpt": replace(_HF, name="litgpt", adapter_bytes=2, norm_bytes=4, gqa_native=False,
                       lora_shared_input=True, lora_in_bytes_dropout=3.0, fused_qkv_dropout=True,
-                      loss="chunked", quantize_lm_head=True, framework_bytes=0),
+                      loss="chunked", quantize_lm_head=True, framework_bytes=0,
+                      layernorm_bytes=2, ties_embeddings=False, loss_chunk_tokens=128, dequant_bytes=4),
 }
 
 
