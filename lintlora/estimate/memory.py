@@ -202,8 +202,9 @@ class MemoryEstimate:
         inputs: the resolved inputs; ``arch_name``, ``framework``: what was estimated.
         trainable: the trainable-parameter count (``None`` for full fine-tuning).
         peak_phase: ``"backward start"``, ``"layer backward"`` (no checkpointing), ``"loss"``,
-            ``"recompute"`` (checkpointing), ``"optimizer step"`` or ``"load"`` (quantizing the
-            base while loading peaks higher than a training step).
+            ``"recompute"`` (checkpointing), ``"lm_head backward"`` (litgpt dequantizing a 4-bit
+            output layer whole in its backward), ``"optimizer step"`` or ``"load"`` (quantizing
+            the base while loading peaks higher than a training step).
         gpu, gpu_memory_bytes: the GPU the estimate is compared against, when known.
     """
 
