@@ -50,8 +50,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-# bench/ after the stdlib: bench/profile.py would shadow the stdlib module torch._dynamo imports
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"] + [str(ROOT / "bench")]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A file without training code is not given positions: the extractor decides from the one walk
 that nothing in it is worth a span, and skips LibCST's code generation (the second most costly
-step after the parse; `bench/profile.py` prints its share). Timings live in `bench/`, not here.
+step after the parse; `bench/stages.py` prints its share). Timings live in `bench/`, not here.
 """
 
 import pytest

@@ -1,7 +1,7 @@
 """Where lintlora's time goes, on the benchmark corpus (issue 8: "one parse, one pass").
 
-    python bench/profile.py [--files 600] [--corpus DIR] [--cprofile] [--top 25]
-    python bench/profile.py --paths fixtures       # the shipped fixtures instead of a corpus
+    python bench/stages.py [--files 600] [--corpus DIR] [--cprofile] [--top 25]
+    python bench/stages.py --paths fixtures       # the shipped fixtures instead of a corpus
 
 Lints the corpus (:mod:`bench.corpus`) in this process, one file after another, without the
 results cache, and prints the time spent in each stage, measured by wrapping the functions that
@@ -23,9 +23,6 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-# this file's name is the standard library's ``profile``, which cProfile imports: keep
-# ``bench/`` off the import path
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
