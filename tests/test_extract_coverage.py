@@ -1,13 +1,12 @@
 """bench/coverage.py scores what the estimator needs, and explains what is missing."""
 
-import importlib.util
 import json
 from pathlib import Path
 
+from bench_support import load_bench
+
 ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("coverage_bench", ROOT / "bench" / "coverage.py")
-coverage = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(coverage)
+coverage = load_bench("coverage")
 
 
 def test_full_and_partial_scores(capsys):

@@ -11,7 +11,6 @@ tens of thousands of inputs; here the examples are bounded to keep CI fast.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import tempfile
@@ -20,18 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench_support import load_bench
 
-
-def _load_fuzz():
-    spec = importlib.util.spec_from_file_location("bench_fuzz",
-                                                  os.path.join(REPO, "bench", "fuzz.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fuzz = _load_fuzz()
+fuzz = load_bench("fuzz")
 CORPUS = fuzz.load_corpus()
 BY_SUFFIX = {suffix: [text for s, text in CORPUS if s == suffix] for suffix, _ in CORPUS}
 FAST = settings(max_examples=60, deadline=None, derandomize=True,

@@ -3,7 +3,6 @@ before LibCST parses it, and that never changes what a run reports."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import os
@@ -12,6 +11,8 @@ import subprocess
 import sys
 
 import pytest
+
+from bench_support import load_bench
 
 import lintlora.prefilter as prefilter
 from lintlora.engine import lint_paths
@@ -23,12 +24,7 @@ FIXTURES = os.path.join(REPO, "fixtures")
 
 
 def _corpus_module():
-    spec = importlib.util.spec_from_file_location("bench_corpus",
-                                                  os.path.join(REPO, "bench", "corpus.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("corpus")
 
 
 def _report(result) -> str:

@@ -16,6 +16,8 @@ import time
 
 import pytest
 
+from bench_support import load_bench
+
 from lintlora.engine import lint_paths
 from lintlora.settings import Settings
 
@@ -27,14 +29,7 @@ FALSE_COLUMN = TRAIN.splitlines()[1].index("False") + 1
 
 def _bench(name: str):
     """A module of ``bench/`` (the generators live there, beside the benchmarks using them)."""
-    import importlib.util
-
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench",
-                        f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(name)
 
 
 def _lint(*paths, settings=None):

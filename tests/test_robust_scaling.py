@@ -7,22 +7,17 @@ linear growth gives a ratio near 8 (about 10 measured), quadratic growth would g
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import time
+
+from bench_support import load_bench
 
 from lintlora.engine import lint_paths
 from lintlora.settings import Settings
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _scaling():
-    spec = importlib.util.spec_from_file_location("bench_scaling",
-                                                  os.path.join(REPO, "bench", "scaling.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("scaling")
 
 
 def _best_seconds(path, runs: int = 2) -> float:
