@@ -165,19 +165,25 @@ def _refusing_builtin_open(real_open):
 
 # ---- files that vanish --------------------------------------------------------------------
 
+def _before_open(monkeypatch, target, action):
+    """Run ``action()`` each time the engine is about to ``os.open`` ``target`` (the last moment
+    a file can change under the linter)."""
+    real_open = os.open
+
+    def acting_open(path, flags, *args, **kwargs):
+        if os.fspath(path) == str(target):
+            action()
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", acting_open)
+
+
 def test_file_deleted_between_discovery_and_reading(tmp_path, monkeypatch):
     """Deleted at the last moment: just before the engine opens it."""
     (tmp_path / "good.py").write_text(TRAIN)
     gone = tmp_path / "gone.py"
     gone.write_text(TRAIN)
-    real_open = os.open
-
-    def delete_then_open(path, flags, *args, **kwargs):
-        if os.fspath(path) == str(gone) and gone.exists():
-            gone.unlink()
-        return real_open(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", delete_then_open)
+    _before_open(monkeypatch, gone, lambda: gone.exists() and gone.unlink())
     result = _lint([tmp_path])
     _good_finding_present(result, tmp_path)
     code, message = _errors(result)["gone.py"]
@@ -215,15 +221,13 @@ def test_file_replaced_by_a_folder(tmp_path, monkeypatch):
     (tmp_path / "good.py").write_text(TRAIN)
     swapped = tmp_path / "swapped.py"
     swapped.write_text(TRAIN)
-    real_open = os.open
 
-    def swap_then_open(path, flags, *args, **kwargs):
-        if os.fspath(path) == str(swapped) and swapped.is_file():
+    def swap():
+        if swapped.is_file():
             swapped.unlink()
             swapped.mkdir()
-        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(os, "open", swap_then_open)
+    _before_open(monkeypatch, swapped, swap)
     result = _lint([tmp_path])
     _good_finding_present(result, tmp_path)
     code, message = _errors(result)["swapped.py"]
