@@ -14,9 +14,10 @@ at the optimizer step, after the activations are freed), and checkpointing would
 speed.
 
 Severity: warning; error when the estimate as written exceeds the GPU's memory and the fix
-brings it under, unless that estimate rests on a batch size or sequence length the file does
-not set (:attr:`lintlora.estimate.shape.Shape.guessed`: assumed, or a library's default
-sequence length): the finding then stays a warning and says so; info when the estimate as written fits with :data:`HEADROOM` to spare
+brings it under, unless that estimate rests on something the file does not set
+(:attr:`lintlora.estimate.shape.Shape.guessed`: an assumed batch size, sequence length or
+16-bit base, or a library's default sequence length): the finding then stays a warning and
+says so; info when the estimate as written fits with :data:`HEADROOM` to spare
 (checkpointing then only costs speed), and info whenever the deciding value is a default the
 user sets at launch (:attr:`lintlora.facts.Fact.at_launch`: an argparse or HfArgumentParser
 option, a dataclass field, an environment variable); the message then says how to set it.
@@ -296,8 +297,8 @@ class GradientCheckpointingOff(Rule):
             parts.append(f"As written the estimate does not fit on the {figures.gpu or 'GPU'} "
                          f"({gib(capacity)}){at}; with checkpointing it does.")
             if at and not no_switch:
-                parts.append("Reported as a warning, not an error: whether it fits depends on a shape "
-                             "the file does not set.")
+                parts.append("Reported as a warning, not an error: whether it fits depends on "
+                             "what the file does not set.")
         elif over is False:
             parts.append(f"As written the estimate does not fit on the {figures.gpu or 'GPU'} "
                          f"({gib(capacity)}){at}, and checkpointing alone does not bring it under.")
