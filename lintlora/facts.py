@@ -20,7 +20,7 @@ __all__ = [
     "Fact", "checkpointing", "is_quantized", "quant_bits", "DATA_PARALLEL_KINDS",
     "WEAK_PARALLEL_KINDS", "data_parallel", "weak_parallel", "frozen_base", "Use", "fp16_uses",
     "dataloader_workers", "LAUNCH_ORIGINS", "set_at_launch", "launch_hint", "added_tokens",
-    "has_hf_model",
+    "has_hf_model", "deciding_call",
 ]
 
 # ---- values the user sets at launch ----------------------------------------------------------
@@ -89,6 +89,14 @@ class Fact:
     reason: str
     from_default: bool = False
     at_launch: str | None = None
+
+
+def deciding_call(setup: TrainingSetup, fact: Fact) -> CallSite | None:
+    """The call of ``setup`` whose span decided ``fact`` (``prepare_model_for_kbit_training``,
+    ``gradient_checkpointing_disable()``, ...), or ``None`` when a setting or a default did."""
+    if fact.span is None:
+        return None
+    return next((call for call in setup.calls if call.span == fact.span), None)
 
 
 def _call_enables(call: CallSite) -> bool | None:

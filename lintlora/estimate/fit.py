@@ -218,8 +218,7 @@ def _python_checkpointing(setup: "TrainingSetup | None") -> str:
         return _GC_TRAINER
     from lintlora import facts
 
-    fact = facts.checkpointing(setup)
-    call = next((c for c in setup.calls if fact.span is not None and c.span == fact.span), None)
+    call = facts.deciding_call(setup, facts.checkpointing(setup))
     if call is not None and call.kind == "prepare_model_for_kbit_training":
         return ("turn gradient checkpointing on: use_gradient_checkpointing=True in "
                 "prepare_model_for_kbit_training (its default)")

@@ -32,7 +32,7 @@ from lintlora import facts
 from lintlora.findings import Finding, Severity
 from lintlora.rules._text import HEADROOM, fits, gib
 from lintlora.rules.base import Rule
-from lintlora.training_setup import CallSite, Origin, Setting, Span, TrainingSetup
+from lintlora.training_setup import CallSite, Origin, Setting, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -84,16 +84,6 @@ def _activation_bytes(estimate: object) -> int | None:
     return int(sum(parts)) if parts else None
 
 
-def _deciding_call(setup: TrainingSetup, span: Span | None) -> CallSite | None:
-    """The call whose span decided the fact, if a call did."""
-    if span is None:
-        return None
-    for call in setup.calls:
-        if call.span == span:
-            return call
-    return None
-
-
 _YAML_GC_KEY = {"axolotl": "gradient_checkpointing", "torchtune": "enable_activation_checkpointing"}
 """The checkpointing key of each YAML dialect whose default is off (others use the
 TrainingArguments name; LLaMA-Factory's default is on)."""
@@ -112,7 +102,7 @@ def _launch_words(setting: Setting) -> str:
 
 def _reason(setup: TrainingSetup, fact: facts.Fact) -> str:
     """What turned checkpointing off, in the file's own spelling."""
-    call = _deciding_call(setup, fact.span)
+    call = facts.deciding_call(setup, fact)
     if call is not None and call.kind == "prepare_model_for_kbit_training":
         arg = call.args.get("use_gradient_checkpointing")
         if facts.set_at_launch(arg):
@@ -164,7 +154,7 @@ def _fixed_setup(setup: TrainingSetup) -> TrainingSetup:
 
 def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
     """The complete remedy, in the terms of the file's own framework or dialect."""
-    call = _deciding_call(setup, fact.span)
+    call = facts.deciding_call(setup, fact)
     framework = setup.framework
     if setup.kind in ("yaml", "json"):
         if framework == "llama-factory":
