@@ -171,7 +171,7 @@ def parse_file_size(value: Any) -> int:
         raise ValueError(f"not a file size: {value!r}")
     if isinstance(value, int):
         size = value
-    elif isinstance(value, str) and value.strip().isdigit():
+    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         size = int(value.strip())
     elif isinstance(value, str):
         size = parse_memory_size(value)

@@ -168,6 +168,8 @@ def test_parse_helpers():
     assert parse_file_size("2MiB") == 2 * 2**20
     with pytest.raises(ValueError):
         parse_file_size(True)
+    with pytest.raises(ValueError):
+        parse_file_size("\u00b2")  # isdigit() but not a number int() reads
 
 
 QWEN_05B = ('{"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 896, '

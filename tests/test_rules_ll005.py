@@ -103,6 +103,9 @@ def test_classify_device_map():
     assert classify_device_map({"a": 0, "b": "cpu"})["offloaded"] == ("b",)
     assert classify_device_map({"": "disk"})["offloaded"] == ("(whole model)",)
     assert classify_device_map({"a": 0, "b": None}) == {"splits": False, "zero": False, "offloaded": ()}
+    # str.isdigit() accepts superscripts and other non-ASCII digits that int() refuses
+    assert classify_device_map("\u00b2") == {"splits": False, "zero": False, "offloaded": ()}
+    assert classify_device_map({"": "\u0663"}) == {"splits": False, "zero": False, "offloaded": ()}
 
 
 def test_maps_resting_on_launch_time_defaults_are_not_judged_under_data_parallel():

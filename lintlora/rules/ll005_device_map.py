@@ -70,7 +70,7 @@ def _device(value: Any) -> str | None:
         return f"cuda:{value}"
     if isinstance(value, str):
         v = value.strip().lower()
-        if v.isdigit():
+        if v.isascii() and v.isdigit():  # '²'.isdigit() is True but int('²') raises
             return f"cuda:{int(v)}"
         if v in ("cuda", "cpu", "disk", "mps", "meta", "xpu", "npu") or v.startswith(("cuda:", "xpu:", "npu:")):
             return v
