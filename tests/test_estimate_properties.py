@@ -116,3 +116,13 @@ def test_layer_backward_moment_counts_backward_temporaries(gc):
                                        target_modules=("q_proj", "v_proj")), arch)
     assert e.peak_phase == ("recompute" if gc else "layer backward")
     assert e.breakdown["logits"] == 0 and e.breakdown["transient"] > 0
+
+
+def test_litgpt_chunked_loss_never_falls_past_a_chunk_boundary():
+    """litgpt splits the logits into 128-token chunks; the peak counts the largest chunk's
+    gradients. Counted as s / ceil(s / 128) tokens, 129 tokens peaked 2 MB below 128."""
+    base = EstimateInputs(method="lora", batch_size=1, gradient_checkpointing=False,
+                          lora_r=4, target_modules="all-linear", framework="litgpt")
+    peaks = [estimate_memory(replace(base, seq_len=s), LLAMA2).breakdown["logits"]
+             for s in (127, 128, 129, 255, 256, 257)]
+    assert peaks == sorted(peaks) and len(set(peaks)) == len(peaks)

@@ -474,7 +474,9 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
     loss_key = "fused" if inputs.liger else (inputs.loss_impl or profile.loss)
     k = LOSS_K.get(loss_key, LOSS_K["hf"])
     if loss_key == "chunked" and profile.loss_chunk_tokens:
-        k += 4 / math.ceil(max(1, s) / profile.loss_chunk_tokens)  # see Profile.loss_chunk_tokens
+        # one chunk's two fresh gradients: the largest chunk, min(s, chunk) tokens (see
+        # Profile.loss_chunk_tokens), spread over the s tokens the logits term is counted for
+        k += 4 * min(max(1, s), profile.loss_chunk_tokens) / max(1, s)
     logits = arch.vocab_size * k
     # one layer's backward: gradient of the residual stream plus the MLP gradients
     # (notes §3: ~2·max(h, I)·2 B per token)

@@ -120,9 +120,12 @@ class Profile:
             nll-loss and log-softmax backward before any output-layer matmul backward (higher
             sequence numbers first), so while the loss's backward runs the kept logits (2 B),
             the saved log-softmax outputs and the logit gradients replacing them (2 B together)
-            and one chunk's two fresh gradients (4 B / n) are alive: ``LOSS_K["chunked"] +
-            4 / n`` bytes per token and vocabulary entry (measured: 4.98-5.00 at s = 512,
-            n = 4; 5.97 at s = 256, n = 2). 0: no such term.
+            and one chunk's two fresh gradients (4 B per token of the chunk; the largest
+            chunk has ``min(s, 128)`` tokens, since ``split`` leaves the remainder last) are
+            alive: ``LOSS_K["chunked"] + 4 · min(s, 128) / s`` bytes per token and vocabulary
+            entry (measured: 4.98-5.00 at s = 512, n = 4; 5.97 at s = 256, n = 2). Counting the
+            largest chunk rather than ``s / n`` tokens keeps the peak from falling when s
+            passes a multiple of 128 (s = 128 to 129 dropped it by 2 MB). 0: no such term.
         dequant_bytes: bytes per element of the weight a 4-bit matmul dequantizes (forward and
             backward, one weight at a time): ``None`` = the compute dtype's. Lightning's
             ``BitsandbytesPrecision`` (lightning 2.4, the release litgpt 0.4.13 pins) quantizes
