@@ -9,7 +9,6 @@ and litgpt are installed.
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -47,11 +46,12 @@ def test_litgpt_keeps_a_separate_output_layer_for_tied_checkpoints():
     assert a == llama.total_params * 2
 
 
-@pytest.mark.parametrize("seq, k", [(512, 5.0), (256, 6.0), (128, 8.0), (1000, 4.5)])
+# the largest chunk holds min(s, 128) tokens: 1000 tokens split into 7 × 128 + 104
+@pytest.mark.parametrize("seq, k", [(512, 5.0), (256, 6.0), (128, 8.0), (100, 8.0), (1000, 4.512)])
 def test_litgpt_chunked_loss_backward_term(seq, k):
     arch, _, act = _act("meta-llama/Llama-2-7b-hf", LITGPT, seq_len=seq)
     assert act.logits_per_token == pytest.approx(arch.vocab_size * k)
-    assert k == LOSS_K["chunked"] + 4 / math.ceil(seq / 128)
+    assert k == pytest.approx(LOSS_K["chunked"] + 4 * min(seq, 128) / seq)
     # the other profiles' chunked loss (torchtune) keeps its constant
     _, _, tt = _act("meta-llama/Llama-2-7b-hf", get_profile("torchtune"), seq_len=seq, loss_impl="chunked")
     assert tt.logits_per_token == pytest.approx(arch.vocab_size * LOSS_K["chunked"])
