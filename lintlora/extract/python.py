@@ -78,8 +78,9 @@ def extract_python_source(path: str, source: str, *,
         # names none of _INTERESTING_ROOTS / _INTERESTING_METHODS (the test in run() below
         # would return [] after a LibCST parse) and CPython parses it: nothing to report
         return []
-    import libcst as cst
+    from lintlora.extract._cst import import_libcst
 
+    cst = import_libcst()  # the first import of LibCST in a lint: see lintlora.extract._cst
     if source.startswith("\ufeff"):
         source = source[1:]
     preflight(source, line_map)
