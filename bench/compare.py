@@ -25,7 +25,10 @@ script
 6. prints lintlora's ratios to each anchor, ``--jobs 2`` against ``--jobs 1``, the cold start
    of ``python -m lintlora --version`` against ``python -c pass`` (medians of 21 alternating
    runs), one 500-line training script linted cold without the cache (median of 15), and a
-   results-cache run over the unchanged corpus against the run that filled it;
+   results-cache run over the unchanged corpus against the run that filled it. The two
+   start-up timings are taken first, before the throughput rounds load the machine, after one
+   discarded run of each, and without the tree-RSS sampling thread (one process: ``wait4``'s
+   peak is the peak);
 7. checks the acceptance bounds of issue 8 and writes everything to ``WORK/compare.json``.
 
 Every child gets the same environment with ``PYTHONDONTWRITEBYTECODE`` removed (all three
@@ -132,9 +135,15 @@ _FILES_CHECKED = (re.compile(r"(\d+) files? checked"),           # lintlora, fix
                   re.compile(r"Finished checking (\d+) files?"))  # torchfix
 
 
-def run_once(argv: list[str], env: dict, cwd: str, timeout: float = 3600) -> Run:
+def run_once(argv: list[str], env: dict, cwd: str, timeout: float = 3600, *,
+             sample_tree: bool = True) -> Run:
     """Run ``argv``; wall time, peak RSS of the largest process (``wait4``) and of the whole
-    process tree (sampled), the exit status and the file count the tool reports."""
+    process tree (sampled), the exit status and the file count the tool reports.
+
+    ``sample_tree=False`` skips the tree sampling (the tree RSS is then 0): for the one-process
+    start-up timings, where a thread scanning ``/proc`` every 20 ms would share the machine's
+    cores with the process being timed.
+    """
     out = tempfile.TemporaryFile()
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd)
@@ -148,13 +157,15 @@ def run_once(argv: list[str], env: dict, cwd: str, timeout: float = 3600) -> Run
             done.wait(0.02)
 
     sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    if sample_tree:
+        sampler.start()
     try:
         _, status, usage = os.wait4(proc.pid, 0)
     finally:
         done.set()
     wall = time.perf_counter() - start
-    sampler.join()
+    if sample_tree:
+        sampler.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     out.seek(0)
     text = out.read().decode("utf-8", "replace")
@@ -269,17 +280,13 @@ def main(argv: list[str] | None = None) -> int:
         capture_output=True, text=True).stdout.strip()
     print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
 
-    # 1. throughput, alternating in a rotating order
-    for rep in range(options.reps):
-        order = tools[rep % len(tools):] + tools[:rep % len(tools)]
-        for tool in order:
-            run = run_once(tool.argv, env, cwd)
-            tool.runs.append(run)
-            print(f"  round {rep + 1}: {tool.name:<18} {run.wall:8.2f} s  "
-                  f"(exit {run.returncode}, files reported {run.files})", flush=True)
-
-    # 2. start-up: python -m lintlora --version against python -c pass
+    # 1. start-up, on the machine before the throughput rounds load it (their worker pools
+    #    leave the load average near 2 on two cores): what a pre-commit hook meets on an
+    #    otherwise idle machine. One discarded run of each first (page cache, bytecode).
+    #    python -m lintlora --version against python -c pass:
     version_ms, pass_ms = [], []
+    for argv in ([python, "-m", "lintlora", "--version"], [python, "-c", "pass"]):
+        subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL)
     for _ in range(21):
         for argv, sink in (([python, "-m", "lintlora", "--version"], version_ms),
                            ([python, "-c", "pass"], pass_ms)):
@@ -287,12 +294,23 @@ def main(argv: list[str] | None = None) -> int:
             subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL)
             sink.append(time.perf_counter() - start)
 
-    # 3. one 500-line script, cold, no cache (pre-commit with one staged file)
+    # 2. one 500-line script, cold, no cache (pre-commit with one staged file)
     single = work / "single" / "train_500.py"
     single.parent.mkdir(exist_ok=True)
     single.write_text(corpus_module.single_script(500))
-    single_runs = [run_once(lintlora + [str(single), "--no-cache"], env, cwd)
+    run_once(lintlora + [str(single), "--no-cache"], env, cwd, sample_tree=False)
+    single_runs = [run_once(lintlora + [str(single), "--no-cache"], env, cwd, sample_tree=False)
                    for _ in range(15)]
+    print(f"  start-up measured: load average {_load()}", flush=True)
+
+    # 3. throughput, alternating in a rotating order
+    for rep in range(options.reps):
+        order = tools[rep % len(tools):] + tools[:rep % len(tools)]
+        for tool in order:
+            run = run_once(tool.argv, env, cwd)
+            tool.runs.append(run)
+            print(f"  round {rep + 1}: {tool.name:<18} {run.wall:8.2f} s  "
+                  f"(exit {run.returncode}, files reported {run.files})", flush=True)
 
     # 4. the results cache: a run filling an empty cache, then one over the unchanged corpus
     cold, warm, entries = [], [], []
