@@ -266,6 +266,40 @@ def test_a_file_whose_ll000_is_ignored_is_said_not_checked():
     assert github[-1] == "lintlora: 0 findings in 1 checked file; 1 file not parsed (LL000 ignored)"
 
 
+def test_notices_reach_every_format(tmp_path):
+    """A notice the terminal prints as a ``note:`` line (here: a named YAML file that is no
+    training config) also reaches the review bot's formats, never as an error."""
+    from lintlora.engine import NOT_A_CONFIG
+
+    config = tmp_path / "deploy.yaml"
+    config.write_text("replicas: 3\nimage: nginx\n", encoding="utf-8")
+    result = lint_paths([str(config)], settings_for=lambda _p: Settings())
+    assert [n.message for n in result.notices] and not result.errors
+    message = result.notices[0].message
+    assert message.startswith(NOT_A_CONFIG)
+    assert any(line.startswith("note: ") and line.endswith(f": {message}")
+               for line in _render(result, "text").splitlines())
+    doc = json.loads(_render(result, "sarif"))
+    _validate_sarif(doc)
+    notes = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [(n["level"], n["message"]["text"]) for n in notes] == [("note", f"LL998: {message}")]
+    assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is True
+    github = _render(result, "github").splitlines()
+    assert github[0].startswith("::notice file=") and ",title=lintlora note::" in github[0]
+    assert github[0].endswith("::" + message)  # workflow-command data: only %, CR, LF escaped
+    assert not any(line.startswith("::error") for line in github)
+    markdown = _render(result, "markdown")
+    assert "**Notes:**" in markdown and message.split(" (")[0] in markdown
+    # LL000-ignored notices keep their own wording and are not repeated as notes
+    note = FileError("broken.py", "could not be parsed (x); LL000 syntax-error is ignored here, "
+                     "so nothing in this file was checked", "LL000", 2, 5)
+    from lintlora.engine import RunResult
+
+    only_ll000 = RunResult(files=["broken.py"], notices=[note])
+    assert "**Notes:**" not in _render(only_ll000, "markdown")
+    assert "lintlora note" not in _render(only_ll000, "github")
+
+
 def test_sarif_descriptions_are_the_rule_pages_not_docstrings():
     from lintlora.engine import RunResult
     from lintlora.report.sarif import to_sarif

@@ -14,7 +14,7 @@ import inspect
 import os
 from typing import TYPE_CHECKING, Any, Iterable, TextIO
 
-from lintlora.findings import Finding, MemoryFigures, Severity
+from lintlora.findings import FileError, Finding, MemoryFigures, Severity
 from lintlora.report.locations import display_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,6 +32,7 @@ __all__ = [
     "plural",
     "tally",
     "unparsed",
+    "other_notices",
     "gpu_words",
     "rule_page",
 ]
@@ -243,3 +244,11 @@ def unparsed(result: "RunResult") -> list[str]:
     """Paths of files that could not be parsed while their ``LL000`` syntax error is ignored
     or suppressed (the engine's ``LL000`` notices): reporters say they were not checked."""
     return sorted({n.path for n in result.notices if n.code == "LL000"})
+
+
+def other_notices(result: "RunResult") -> list[FileError]:
+    """The run's notices other than the ``LL000`` ones :func:`unparsed` covers: a named file
+    of a type lintlora does not read, a named YAML file that is no training config, ``--model``
+    given where every setup names its own model. Informational: they never change the exit
+    status, but a review bot shows them as the terminal does (``note:`` lines)."""
+    return [n for n in result.notices if n.code != "LL000"]

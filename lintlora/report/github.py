@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from lintlora.findings import Finding, Severity
-from lintlora.report import memory_line, plural, rule_metadata, tally, unparsed
+from lintlora.report import memory_line, other_notices, plural, rule_metadata, tally, unparsed
 from lintlora.report.locations import display_path, file_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,7 +70,7 @@ def annotation(finding: Finding, cell_lines: dict | None = None,
 
 
 def render(result: "RunResult", out: TextIO, **_: object) -> None:
-    """Write one workflow command per finding and error, then a plain summary line."""
+    """Write one workflow command per finding, error and notice, then a plain summary line."""
     urls = {}
     for rule in result.rules:
         meta = rule_metadata(rule)
@@ -93,6 +93,12 @@ def render(result: "RunResult", out: TextIO, **_: object) -> None:
                                        ("title", "LL000 syntax-error (ignored)")],
                            "could not be parsed; LL000 is ignored here, so nothing in this file "
                            "was checked") + "\n")
+    for notice in other_notices(result):
+        props = [("file", display_path(notice.path))] if notice.path else []
+        if notice.line:
+            props.append(("line", notice.line))
+        props.append(("title", "lintlora note"))
+        out.write(_command("notice", props, notice.message) + "\n")
     summary = f"lintlora: {plural(len(result.findings), 'finding')}"
     if result.findings:
         summary += f" ({tally(result.findings)})"

@@ -14,7 +14,8 @@ import re
 from typing import TYPE_CHECKING, TextIO
 
 from lintlora.findings import Finding, Severity
-from lintlora.report import gib, location, memory_line, plural, rule_metadata, tally, unparsed
+from lintlora.report import (gib, location, memory_line, other_notices, plural, rule_metadata,
+                             tally, unparsed)
 from lintlora.report.locations import display_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -133,6 +134,14 @@ def to_markdown(result: "RunResult") -> str:
         for error in result.errors:
             where = display_path(error.path) if error.path else "lintlora"
             lines.append(f"- {_code(where)} {error.code}: {escape_cell(error.message)}")
+    notices = other_notices(result)
+    if notices:
+        lines.append("")
+        lines.append("**Notes:**")
+        lines.append("")
+        for notice in notices:
+            where = display_path(notice.path) if notice.path else "lintlora"
+            lines.append(f"- {_code(where)}: {escape_cell(notice.message)}")
     lines.append("")
     lines.append("<sub>Peaks are lintlora's estimates of GPU memory (what nvidia-smi would show), "
                  "not measurements.</sub>")

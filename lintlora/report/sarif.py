@@ -133,9 +133,11 @@ def _result(finding: Finding, index: dict[str, int], cell_lines: dict | None) ->
     return item
 
 
-def _notification(error: FileError) -> dict[str, Any]:
+def _notification(error: FileError, level: str = "error") -> dict[str, Any]:
+    """A ``toolExecutionNotification``: ``level`` ``"error"`` for a file that could not be
+    (fully) linted, ``"note"`` for a notice (SARIF 2.1.0 §3.58.6: notification levels)."""
     item: dict[str, Any] = {
-        "level": "error",
+        "level": level,
         "message": {"text": f"{error.code}: {error.message}"},
         "descriptor": {"id": error.code},
     }
@@ -167,7 +169,8 @@ def to_sarif(result: "RunResult") -> dict[str, Any]:
                     for f in result.findings],
         "invocations": [{
             "executionSuccessful": not result.internal_error,
-            "toolExecutionNotifications": [_notification(e) for e in result.errors],
+            "toolExecutionNotifications": [_notification(e) for e in result.errors]
+                                          + [_notification(n, "note") for n in result.notices],
         }],
         "columnKind": "unicodeCodePoints",
     }
