@@ -70,7 +70,7 @@ __all__ = [
     "decode_result",
 ]
 
-FORMAT = 1
+FORMAT = 2
 """Version of the entry format (the ``v1`` folder and the ``format`` field)."""
 
 _KEY_EXCLUDED_SETTINGS = frozenset({"exclude", "fail_on", "jobs", "cache_dir", "use_cache"})
@@ -216,6 +216,7 @@ def _finding_json(finding: Any) -> dict:
             "peak_bytes": estimate.peak_bytes,
             "peak_after_fix_bytes": estimate.peak_after_fix_bytes,
             "gpu": estimate.gpu, "gpu_memory_bytes": estimate.gpu_memory_bytes,
+            "gpu_memory_nominal": estimate.gpu_memory_nominal,
             "breakdown": [[k, v] for k, v in estimate.breakdown.items()],
             "model": estimate.model, "note": estimate.note,
         },
@@ -287,6 +288,7 @@ def _finding_of(data: Any) -> Any:
             peak_bytes=_opt_int(estimate["peak_bytes"]),
             peak_after_fix_bytes=_opt_int(estimate["peak_after_fix_bytes"]),
             gpu=_opt_str(estimate["gpu"]), gpu_memory_bytes=_opt_int(estimate["gpu_memory_bytes"]),
+            gpu_memory_nominal=_need(estimate["gpu_memory_nominal"], bool),
             breakdown=breakdown, model=_opt_str(estimate["model"]), note=_opt_str(estimate["note"]))
     return Finding(
         code=_need(data["code"], str), name=_need(data["name"], str),

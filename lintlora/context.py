@@ -85,6 +85,14 @@ class Context:
         return self._gpu.memory_bytes if self._gpu else None
 
     @property
+    def gpu_memory_nominal(self) -> bool:
+        """Whether :attr:`gpu_memory_bytes` is the named card's marketed size (no cited
+        CUDA-visible total in the catalog); never for ``--gpu-memory``, which the user measured
+        or chose."""
+        return (not self.settings.gpu_memory_bytes and self._gpu is not None
+                and self._gpu.memory_kind == "nominal")
+
+    @property
     def gpu_label(self) -> str | None:
         """Display name of the named GPU for messages, or ``None`` when none was named
         (``--gpu-memory`` alone gives no name: reporters then say "GPU with 24.0 GiB", rules
@@ -239,6 +247,7 @@ class Context:
         arch = self.architecture(setup)
         if before is None:
             return MemoryFigures(gpu=self.gpu_label, gpu_memory_bytes=self.gpu_memory_bytes,
+                                 gpu_memory_nominal=self.gpu_memory_nominal,
                                  note=self.architecture_problem(setup))
         after_bytes = None
         if fixed is not None:
@@ -258,6 +267,7 @@ class Context:
             peak_after_fix_bytes=after_bytes,
             gpu=self.gpu_label,
             gpu_memory_bytes=self.gpu_memory_bytes,
+            gpu_memory_nominal=self.gpu_memory_nominal,
             breakdown=dict(before.breakdown),
             model=getattr(arch, "name", None),
             note=note,

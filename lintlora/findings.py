@@ -43,6 +43,9 @@ class MemoryFigures:
             or when the rule proposes no setup change.
         gpu: the GPU's display name, when one was named (``--gpu``) or configured.
         gpu_memory_bytes: the memory PyTorch can use on that GPU (or ``--gpu-memory``).
+        gpu_memory_nominal: ``gpu_memory_bytes`` is the card's marketed size (the GPU catalog
+            cites no CUDA-visible total for it: :mod:`lintlora.estimate.gpus`), an upper bound
+            on what PyTorch can use; reporters label it "nominal".
         breakdown: component name -> bytes for the setup as written (see the estimator).
         model: the architecture the estimate used (display name), if any.
         note: a human sentence on what the estimate rests on: why there is none ("model
@@ -60,6 +63,7 @@ class MemoryFigures:
     breakdown: Mapping[str, int] = field(default_factory=dict)
     model: str | None = None
     note: str | None = None
+    gpu_memory_nominal: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object documented in the README (``estimate`` of a finding)."""
@@ -68,6 +72,7 @@ class MemoryFigures:
             "peak_after_fix_bytes": self.peak_after_fix_bytes,
             "gpu": self.gpu,
             "gpu_memory_bytes": self.gpu_memory_bytes,
+            "gpu_memory_nominal": self.gpu_memory_nominal,
             "breakdown": dict(self.breakdown),
             "model": self.model,
             "note": self.note,

@@ -75,6 +75,7 @@ def test_json_shape(run):
     assert bad["severity"] == "warning"
     assert bad["estimate"] == {"peak_bytes": 30 * 2**30, "peak_after_fix_bytes": 20 * 2**30,
                                "gpu": "RTX 3090", "gpu_memory_bytes": 24 * 2**30,
+                               "gpu_memory_nominal": False,
                                "breakdown": {"weights": 13 * 2**30}, "model": None, "note": None}
     nb = by_code[("nb.ipynb", "TS001")]
     assert list(nb) == keys + ["cell"] and (nb["cell"], nb["line"]) == (1, 3)

@@ -61,12 +61,14 @@ def gib(n: int | None) -> str:
 
 
 def gpu_words(estimate: MemoryFigures) -> str | None:
-    """The GPU checked against, in words: ``"RTX 3090: 24.0 GiB"`` for a named GPU, ``"GPU
+    """The GPU checked against, in words: ``"RTX 3090: 24.0 GiB"`` for a named GPU (``"RTX
+    A6000: 48.0 GiB nominal"`` when that is the card's marketed size, an upper bound), ``"GPU
     with 24.0 GiB"`` for ``--gpu-memory`` alone (no name to show), ``None`` for neither."""
     if not estimate.gpu_memory_bytes:
         return None
     if estimate.gpu:
-        return f"{estimate.gpu}: {gib(estimate.gpu_memory_bytes)}"
+        nominal = " nominal" if estimate.gpu_memory_nominal else ""
+        return f"{estimate.gpu}: {gib(estimate.gpu_memory_bytes)}{nominal}"
     return f"GPU with {gib(estimate.gpu_memory_bytes)}"
 
 

@@ -7,7 +7,8 @@ Shape::
      "findings": [{"code", "name", "severity", "path", "line", "column", "end_line",
                    "end_column", "message", "fix",
                    "estimate": {"peak_bytes", "peak_after_fix_bytes", "gpu",
-                                "gpu_memory_bytes", "breakdown", "model", "note"} | null,
+                                "gpu_memory_bytes", "gpu_memory_nominal", "breakdown",
+                                "model", "note"} | null,
                    "cell": <1-based code cell>  (notebooks only; lines are then within the cell)
                   }, ...],
      "errors": [{"code", "path", "line", "column", "message"}, ...],

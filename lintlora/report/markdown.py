@@ -63,8 +63,9 @@ def _peaks(finding: Finding) -> tuple[str, str, str]:
         return "—", "—", "—"
     gpu = "—"
     if estimate.gpu_memory_bytes:
-        gpu = (f"{escape_cell(estimate.gpu)} ({gib(estimate.gpu_memory_bytes)})" if estimate.gpu
-               else f"GPU with {gib(estimate.gpu_memory_bytes)}")
+        nominal = " nominal" if estimate.gpu_memory_nominal else ""
+        gpu = (f"{escape_cell(estimate.gpu)} ({gib(estimate.gpu_memory_bytes)}{nominal})"
+               if estimate.gpu else f"GPU with {gib(estimate.gpu_memory_bytes)}")
     if estimate.peak_bytes is None:
         return "not estimated", "—", gpu
     now = gib(estimate.peak_bytes)

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from lintlora.findings import MemoryFigures
 
-__all__ = ["gib", "count", "join_words", "peak_phrase", "fits", "HEADROOM"]
+__all__ = ["gib", "count", "join_words", "peak_phrase", "fits", "capacity", "HEADROOM"]
 
 HEADROOM = 0.10
 """Share of the GPU's memory an estimate must leave free to count as "fits comfortably".
@@ -45,6 +45,13 @@ def fits(peak_bytes: int | None, capacity_bytes: int | None, headroom: float = 0
     return peak_bytes <= capacity_bytes * (1.0 - headroom)
 
 
+def capacity(figures: MemoryFigures) -> str:
+    """The GPU memory checked against, for a sentence: ``"23.7 GiB"``, or ``"48.0 GiB
+    nominal"`` when it is the card's marketed size (an upper bound on what PyTorch can use:
+    :attr:`lintlora.findings.MemoryFigures.gpu_memory_nominal`)."""
+    return gib(figures.gpu_memory_bytes) + (" nominal" if figures.gpu_memory_nominal else "")
+
+
 def peak_phrase(figures: MemoryFigures) -> str | None:
     """``"estimated peak 27.9 GiB -> 18.6 GiB with the fix (RTX 3090: 24.0 GiB)"``, or ``None``
     when there is no estimate."""
@@ -54,5 +61,5 @@ def peak_phrase(figures: MemoryFigures) -> str | None:
     if figures.peak_after_fix_bytes is not None and figures.peak_after_fix_bytes != figures.peak_bytes:
         text += f" -> {gib(figures.peak_after_fix_bytes)} with the fix"
     if figures.gpu_memory_bytes:
-        text += f" ({figures.gpu or 'GPU'}: {gib(figures.gpu_memory_bytes)})"
+        text += f" ({figures.gpu or 'GPU'}: {capacity(figures)})"
     return text

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
 from lintlora.findings import Finding, Severity
-from lintlora.rules._text import HEADROOM, fits, gib
+from lintlora.rules._text import HEADROOM, capacity as capacity_text, fits, gib
 from lintlora.rules.base import Rule
 from lintlora.training_setup import CallSite, Origin, Setting, TrainingSetup
 
@@ -255,6 +255,7 @@ class GradientCheckpointingOff(Rule):
         # fix says so only where the script does not already see to it
         frozen = facts.frozen_base(setup) is True and not _reentrant_handled(setup)
         capacity = figures.gpu_memory_bytes
+        capacity_words = capacity_text(figures)
 
         when = f" {fact.at_launch}" if fact.at_launch else ""
         parts = [f"Gradient checkpointing is off{when}: {_reason(setup, fact)}. Every layer keeps its "
@@ -285,17 +286,17 @@ class GradientCheckpointingOff(Rule):
         if over is False and fits(figures.peak_after_fix_bytes, capacity) is True:
             severity = Severity.WARNING if no_switch or at else Severity.ERROR
             parts.append(f"As written the estimate does not fit on the {figures.gpu or 'GPU'} "
-                         f"({gib(capacity)}){at}; with checkpointing it does.")
+                         f"({capacity_words}){at}; with checkpointing it does.")
             if at and not no_switch:
                 parts.append("Reported as a warning, not an error: whether it fits depends on "
                              "what the file does not set.")
         elif over is False:
             parts.append(f"As written the estimate does not fit on the {figures.gpu or 'GPU'} "
-                         f"({gib(capacity)}){at}, and checkpointing alone does not bring it under.")
+                         f"({capacity_words}){at}, and checkpointing alone does not bring it under.")
         elif fits(figures.peak_bytes, capacity, HEADROOM) is True or (no_switch and over is not False):
             # fits with room to spare; or the tool has no switch for it and nothing says it fails
             severity = Severity.INFO
-            parts.append(f"The estimate fits on the {figures.gpu or 'GPU'} ({gib(capacity)}) as written, "
+            parts.append(f"The estimate fits on the {figures.gpu or 'GPU'} ({capacity_words}) as written, "
                          "so this matters only if you need the headroom (longer sequences, bigger batches).")
 
         if fact.at_launch and severity is not Severity.INFO:

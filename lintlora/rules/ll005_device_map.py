@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from lintlora import facts
 from lintlora.findings import Finding, Severity
-from lintlora.rules._text import gib, join_words
+from lintlora.rules._text import capacity, gib, join_words
 from lintlora.rules.base import Rule
 from lintlora.training_setup import CallSite, Evidence, Origin, TrainingSetup
 
@@ -206,7 +206,7 @@ class DeviceMap(Rule):
             fit = ""
             if figures.peak_bytes is not None and figures.gpu_memory_bytes:
                 fit = (f" With everything on the GPU the estimated peak is {gib(figures.peak_bytes)} against "
-                       f"{gib(figures.gpu_memory_bytes)} on the {figures.gpu or 'GPU'}.")
+                       f"{capacity(figures)} on the {figures.gpu or 'GPU'}.")
             lead = "; ".join(parts)
             if quantized:
                 message = (f"{lead}. The {bits}-bit model is being trained, but bitsandbytes cannot train "
