@@ -34,6 +34,7 @@ __all__ = [
     "unparsed",
     "other_notices",
     "gpu_words",
+    "gpu_size",
     "rule_page",
 ]
 
@@ -60,6 +61,12 @@ def gib(n: int | None) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
+def gpu_size(estimate: MemoryFigures) -> str:
+    """The GPU memory checked against: ``"23.7 GiB"``, or ``"48.0 GiB nominal"`` when it is the
+    card's marketed size (:attr:`lintlora.findings.MemoryFigures.gpu_memory_nominal`)."""
+    return gib(estimate.gpu_memory_bytes) + (" nominal" if estimate.gpu_memory_nominal else "")
+
+
 def gpu_words(estimate: MemoryFigures) -> str | None:
     """The GPU checked against, in words: ``"RTX 3090: 24.0 GiB"`` for a named GPU (``"RTX
     A6000: 48.0 GiB nominal"`` when that is the card's marketed size, an upper bound), ``"GPU
@@ -67,8 +74,7 @@ def gpu_words(estimate: MemoryFigures) -> str | None:
     if not estimate.gpu_memory_bytes:
         return None
     if estimate.gpu:
-        nominal = " nominal" if estimate.gpu_memory_nominal else ""
-        return f"{estimate.gpu}: {gib(estimate.gpu_memory_bytes)}{nominal}"
+        return f"{estimate.gpu}: {gpu_size(estimate)}"
     return f"GPU with {gib(estimate.gpu_memory_bytes)}"
 
 

@@ -14,8 +14,8 @@ import re
 from typing import TYPE_CHECKING, TextIO
 
 from lintlora.findings import Finding, Severity
-from lintlora.report import (gib, location, memory_line, other_notices, plural, rule_metadata,
-                             tally, unparsed)
+from lintlora.report import (gib, gpu_size, location, memory_line, other_notices, plural,
+                             rule_metadata, tally, unparsed)
 from lintlora.report.locations import display_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,9 +63,8 @@ def _peaks(finding: Finding) -> tuple[str, str, str]:
         return "—", "—", "—"
     gpu = "—"
     if estimate.gpu_memory_bytes:
-        nominal = " nominal" if estimate.gpu_memory_nominal else ""
-        gpu = (f"{escape_cell(estimate.gpu)} ({gib(estimate.gpu_memory_bytes)}{nominal})"
-               if estimate.gpu else f"GPU with {gib(estimate.gpu_memory_bytes)}")
+        gpu = (f"{escape_cell(estimate.gpu)} ({gpu_size(estimate)})" if estimate.gpu
+               else f"GPU with {gib(estimate.gpu_memory_bytes)}")
     if estimate.peak_bytes is None:
         return "not estimated", "—", gpu
     now = gib(estimate.peak_bytes)
