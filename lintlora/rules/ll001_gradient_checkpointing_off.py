@@ -281,6 +281,11 @@ class GradientCheckpointingOff(Rule):
         severity = Severity.WARNING
         no_switch = setup.framework == "litgpt" and setup.kind in ("yaml", "json")
         over = fits(figures.peak_bytes, capacity)
+        if no_switch and over is not False:
+            # the config has no checkpointing switch to set: the finding is only worth having
+            # when the estimate does not fit the named GPU (then the fix text says what to
+            # lower); otherwise it would flag every litgpt config, fit or no GPU named
+            return
         shape = context.shape(setup) if over is False else None
         at = f" at {shape.basis}" if shape is not None and shape.guessed else ""
         if over is False and fits(figures.peak_after_fix_bytes, capacity) is True:
@@ -293,8 +298,8 @@ class GradientCheckpointingOff(Rule):
         elif over is False:
             parts.append(f"As written the estimate does not fit on the {figures.gpu or 'GPU'} "
                          f"({capacity_words}){at}, and checkpointing alone does not bring it under.")
-        elif fits(figures.peak_bytes, capacity, HEADROOM) is True or (no_switch and over is not False):
-            # fits with room to spare; or the tool has no switch for it and nothing says it fails
+        elif fits(figures.peak_bytes, capacity, HEADROOM) is True:
+            # fits with room to spare
             severity = Severity.INFO
             parts.append(f"The estimate fits on the {figures.gpu or 'GPU'} ({capacity_words}) as written, "
                          "so this matters only if you need the headroom (longer sequences, bigger batches).")
