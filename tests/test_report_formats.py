@@ -173,6 +173,19 @@ def test_github_annotations(run, tmp_path):
     assert lines[-1].startswith("lintlora: ")
 
 
+def test_github_columns_only_on_one_line_spans():
+    """The Actions runner rejects col/endColumn on an annotation whose line and endLine differ
+    (actions/runner#2082)."""
+    from lintlora.report.github import annotation
+
+    multi = Finding("TS001", "bad-call", Severity.WARNING, Span("t.py", 140, 10, 150, 6), "m")
+    line = annotation(multi)
+    assert line.startswith("::warning file=t.py,line=140,endLine=150,title=TS001 bad-call::")
+    assert "col=" not in line and "endColumn=" not in line
+    one = Finding("TS001", "bad-call", Severity.WARNING, Span("t.py", 3, 5, 3, 9), "m")
+    assert annotation(one).startswith("::warning file=t.py,line=3,col=5,endLine=3,endColumn=9,")
+
+
 def test_github_escaping():
     from lintlora.report.github import annotation, escape_data, escape_property
 

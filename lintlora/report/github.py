@@ -55,9 +55,14 @@ def annotation(finding: Finding, cell_lines: dict | None = None,
         message = f"cell {span.cell}, line {span.line}: {message}"
     else:
         end_line = span.end_line if span.end_line is not None else span.line
-        props += [("line", span.line), ("col", span.column), ("endLine", end_line)]
-        if span.end_column is not None and (end_line > span.line or span.end_column > span.column):
-            props.append(("endColumn", span.end_column))
+        props += [("line", span.line), ("endLine", end_line)]
+        if end_line == span.line:
+            # columns only on a one-line span: the runner rejects col/endColumn when line and
+            # endLine differ (actions/runner#2082, ValidateLinesAndColumns; the toolkit's
+            # AnnotationProperties: "Cannot be sent when StartLine and EndLine are different")
+            props.insert(2, ("col", span.column))
+            if span.end_column is not None and span.end_column > span.column:
+                props.append(("endColumn", span.end_column))
     props.append(("title", f"{finding.code} {finding.name}"))
     memory = memory_line(finding.estimate)
     if memory:
