@@ -112,18 +112,28 @@ class Context:
         "unknown model" note asks for ``--model`` or ``--model-config`` there); then
         ``--model`` replaces it, and ``--model-config`` alone marks it (source
         ``"--model-config"``) so :meth:`_model_config_for` describes it with that file.
-        The configured default fills in only an unresolved model.
+        The configured default fills in an unresolved model, and replaces a named one lintlora
+        has no architecture for, as ``--model`` does.
+
+        A replaced model that the file names is said in the source (``"--model, in place of
+        facebook/opt-350m"``), which the estimate's note repeats (:meth:`figures`): the
+        figures are then for another model than the file's, and every report says so.
         """
         s = self.settings
         current = setup.get("model.name_or_path")
         named = model_named_in_file(current)
-        if named and (s.model or s.model_config) and self._named_model_unknown(setup):
+        if named and (s.model or s.model_config or s.default_model) \
+                and self._named_model_unknown(setup):
+            instead = f", in place of {current.value}"
             if s.model:
                 value = Setting(s.model, Origin.CLI_OVERRIDE, current.span, current.key_span,
-                                "--model")
-            else:
+                                "--model" + instead)
+            elif s.model_config:
                 value = Setting(current.value, Origin.CLI_OVERRIDE, current.span,
                                 current.key_span, "--model-config")
+            else:
+                value = Setting(s.default_model, Origin.CLI_OVERRIDE, current.span,
+                                current.key_span, _DEFAULT_MODEL_SOURCE + instead)
         elif s.model and not named:
             value = Setting(s.model, Origin.CLI_OVERRIDE, current.span, current.key_span, "--model")
         elif s.default_model and not current.known:
@@ -160,7 +170,8 @@ class Context:
         s = self.settings
         if s.model_config and not model_named_in_file(name):
             return s.model_config
-        if s.default_model_config and (model_id is None or name.source == _DEFAULT_MODEL_SOURCE):
+        if s.default_model_config and (model_id is None or (name.source or "").startswith(
+                _DEFAULT_MODEL_SOURCE)):
             return s.default_model_config
         return None
 
@@ -256,6 +267,10 @@ class Context:
         elif unchanged:
             after_bytes = before.device_bytes
         notes = ["rough estimate from a parameter count"] if getattr(before, "rough", False) else []
+        name = setup.get("model.name_or_path")
+        if name.origin is Origin.CLI_OVERRIDE and ", in place of " in (name.source or ""):
+            # another model than the one the file names: say whose figures these are
+            notes.insert(0, f"model {name.value} from {name.source}")
         shape = self.shape(setup)
         if shape is not None:
             notes.append(shape.note)

@@ -138,6 +138,7 @@ def test_yaml_config_naming_its_model_is_kept(tmp_path):
 
 
 def test_configured_default_model_still_fills_only_an_unresolved_one(scripts):
+    """... or a named one lintlora does not know (below); a known named model is kept."""
     context = Context(Settings(default_model=SEVENTY))
     for name, expected in (("argv.py", SEVENTY), ("argparse_default.py", "Qwen/Qwen2.5-0.5B"),
                            ("literal.py", "mistralai/Mistral-7B-v0.1")):
@@ -167,6 +168,30 @@ def test_a_named_model_lintlora_does_not_know_takes_the_options(scripts, tmp_pat
     assert rough.architecture(rough.apply_overrides(setup)).name == "Qwen2.5-0.5B"
     result = lint_paths([str(private)], Settings(model="Qwen/Qwen2.5-0.5B"))
     assert not [n for n in result.notices if "--model" in n.message]
+
+
+def test_a_replaced_named_model_is_said_in_every_estimate(scripts):
+    """--model (or the configured default) used in place of a model the file names but
+    lintlora does not know: the figures are another model's, and the estimate's note says
+    which and instead of what (text, JSON, SARIF and Markdown all print that note)."""
+    private = scripts / "private.py"
+    private.write_text((scripts / "literal.py").read_text().replace(
+        "mistralai/Mistral-7B-v0.1", "my-org/private-llama"))
+    for settings, source in ((Settings(model="Qwen/Qwen2.5-0.5B"), "--model"),
+                             (Settings(default_model="Qwen/Qwen2.5-0.5B"),
+                              "[tool.lintlora] model")):
+        (setup,) = read_setups(str(private))
+        name = Context(settings).apply_overrides(setup).get("model.name_or_path")
+        assert (name.value, name.source) == ("Qwen/Qwen2.5-0.5B",
+                                             f"{source}, in place of my-org/private-llama")
+        result = lint_paths([str(private)], settings)
+        notes = {f.estimate.note for f in result.findings if f.estimate is not None}
+        assert notes and all(n.startswith(f"model Qwen/Qwen2.5-0.5B from {source}, in place of "
+                                          "my-org/private-llama") for n in notes)
+    # filling an unresolved model is what --model is for: no such note
+    result = lint_paths([str(scripts / "argv.py")], Settings(model="Qwen/Qwen2.5-0.5B"))
+    assert all("in place of" not in (f.estimate.note or "") for f in result.findings
+               if f.estimate is not None)
 
 
 def test_the_notice_reaches_the_json_report(scripts):
