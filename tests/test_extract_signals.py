@@ -51,6 +51,32 @@ def test_a_json_file_the_script_names_stays_a_library_default(tmp_path):
     assert s.training.gradient_checkpointing.origin is Origin.LIBRARY_DEFAULT
 
 
+def test_a_trainer_class_from_the_authors_own_module_is_known_by_what_it_is_given(tmp_path):
+    """Firefly's ``from component.trainer import LoRATrainer``: a class lintlora cannot see,
+    given the model and the parsed TrainingArguments, is the trainer; its arguments (read from
+    the JSON file) make the setup's training section."""
+    (tmp_path / "args.json").write_text('{"output_dir": "o", "per_device_train_batch_size": 16,'
+                                        ' "max_seq_length": 1024, "fp16": true}')
+    src = HEAD + textwrap.dedent("""        from component.trainer import LoRATrainer
+        from component.util import log_arguments
+        (training_args,) = HfArgumentParser((TrainingArguments,)).parse_json_file("args.json")
+        log_arguments(args=training_args)  # given the arguments but no model: not a trainer
+        trainer = LoRATrainer(model=model, args=training_args)
+        trainer.train()
+        """)
+    path = tmp_path / "t.py"
+    path.write_text(src)
+    (s,) = extract_python(str(path), src)
+    assert s.training.per_device_train_batch_size.value == 16
+    assert s.training.per_device_train_batch_size.origin is Origin.CONFIG_FILE
+    assert s.model.name_or_path.value == "meta-llama/Llama-2-7b-hf"
+    # with a recognised trainer in the file, an unknown class given the arguments is not one
+    both = src.replace("trainer.train()", "trainer.train()\nTrainer(model=model, args=training_args)"
+                       ".train()")
+    path.write_text(both)
+    assert len(extract_python(str(path), both)) == 1
+
+
 def test_assignment_after_parsing_applies_to_the_parsed_arguments():
     s = one("""\
         model_args, training_args = HfArgumentParser((TrainingArguments, TrainingArguments)).parse_args_into_dataclasses()

@@ -186,6 +186,7 @@ class _Extractor(SectionBuilders):
 
         r = self.r
         f = _Found()
+        unseen_trainers: list = []
         for rec in self.index.calls:
             func = rec.node.func
             env = r.env_for(rec)
@@ -204,6 +205,8 @@ class _Extractor(SectionBuilders):
                 f.canon[id(rec)] = canon
                 if self.add_construct(f, rec, canon):
                     continue
+                if method is None and self.takes_training_arguments(rec, env):
+                    unseen_trainers.append(rec)
             if method is not None:
                 self.add_method_call(f, rec, method, canon)
             elif type(func) is cst.Name and func.value == "sum" and rec.node.args:
@@ -221,6 +224,14 @@ class _Extractor(SectionBuilders):
                 v = r.ev(func, env, rec.order)
                 if isinstance(v, Obj) and v.kind == "scope":
                     f.calls.append((rec, func.value, f"{func.value} (local helper)"))
+        if not f.trainers and unseen_trainers:
+            # a trainer class lintlora cannot see (``from component.trainer import
+            # LoRATrainer``: the author's own module): taken as a transformers Trainer
+            # subclass, so its model and TrainingArguments form the setup as for any trainer
+            for rec in unseen_trainers:
+                f.canon[id(rec)] = "transformers.Trainer"
+                f.trainers.append(rec)
+                f.training_signals += 1
         from lintlora.extract.pyrank import rank_evidence
 
         for node, key, scope, order in self.index.env_reads:
@@ -228,6 +239,26 @@ class _Extractor(SectionBuilders):
         f.env_reads.sort(key=lambda read: self.positions.get(read[0]) or (0, 0, 0, 0))
         f.evidence.extend(rank_evidence(self, f.env_reads, f.canon, self.index.calls))
         return f
+
+    def takes_training_arguments(self, rec: Any, env: Any) -> bool:
+        """Whether a call of a class lintlora does not know is a trainer by what it is given:
+        a ``model`` (keyword or first positional) and, as ``args=``, an instance of a
+        training-arguments class (``TrainingArguments``, ``SFTConfig``...: constructed, or made
+        by ``HfArgumentParser``). Used only when the file has no recognised trainer."""
+        from lintlora.extract.pyresolve import Obj, canonical
+
+        node = rec.node
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        has_model = "model" in keywords or bool(node.args and node.args[0].keyword is None
+                                                and node.args[0].star == "")
+        if not has_model or "args" not in keywords:
+            return False
+        v = self.r.ev(keywords["args"], env, rec.order)
+        if not isinstance(v, Obj) or v.kind not in ("instance", "call"):
+            return False
+        cls = v.data
+        name = cls.data if isinstance(cls, Obj) and cls.kind == "qual" else None
+        return name is not None and canonical(name) in _TRAINING_ARGS
 
     def local_class_kind(self, cls: Any) -> str | None:
         """A local class is a trainer / training-arguments class when it subclasses one."""
