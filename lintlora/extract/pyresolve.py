@@ -68,6 +68,7 @@ class Resolver(ArgumentSources):
         self._file_cache: dict[str, Any] = {}
         self._call_index = {id(r.node): r for r in index.calls}
         self._kwargs_memo: dict[tuple, tuple] = {}
+        self._idioms: dict[int, bool] = {}
 
     # ---- public entry points -----------------------------------------------------------------
     def ev(self, node: cst.BaseExpression | None, env: Env, order: int) -> V:
@@ -917,6 +918,9 @@ class Resolver(ArgumentSources):
             return Unknown(call, "helper calls nested too deeply")
         frame = Frame(scope, call, caller, depth=depth)
         env = Env(scope, frame)
+        if self._all_linear(scope):
+            return Const("all-linear", Origin.VARIABLE, call,
+                         f"{scope.name}(): every linear layer but lm_head, as peft's \"all-linear\"")
         if not scope.returns:
             return Const(None, Origin.LITERAL, call)
         chosen: list[tuple] = []
@@ -936,6 +940,17 @@ class Resolver(ArgumentSources):
         if len(known) == 1 and isinstance(known[0], Obj):
             return known[0]
         return Unknown(call, f"{scope.name}() returns different values on different paths")
+
+    def _all_linear(self, scope: Scope) -> bool:
+        """Whether a helper is the "every linear layer" idiom (:mod:`.pyidioms`), once per helper."""
+        known = self._idioms.get(id(scope))
+        if known is None:
+            from lintlora.extract.pyidioms import all_linear_helper
+
+            node = scope.node
+            known = type(node) is cst.FunctionDef and all_linear_helper(node, self.text_of)
+            self._idioms[id(scope)] = known
+        return known
 
     def _builtin_call(self, name: str, node: cst.Call, env: Env, order: int) -> V:
         args = node.args
