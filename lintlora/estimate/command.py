@@ -117,7 +117,9 @@ def _render_text(report: dict, console) -> None:
     title = f"{e['model']} · {e['framework']} · peak at {e['peak_phase']}"
     if not e.get("training", True):
         title = f"{e['model']} · {e['framework']} · load only (no training)"
-    table = Table(title=escape(title), show_lines=False)
+    # the title on a line of its own: as a table title it is wrapped to the table's width
+    console.print(f"[bold]{escape(title)}[/bold]")
+    table = Table(show_lines=False)
     table.add_column("component")
     table.add_column("GiB", justify="right")
     table.add_column("", no_wrap=True)
@@ -334,7 +336,8 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
         return
     from rich.console import Console
 
-    console = Console(file=sys.stdout)
+    # piped or redirected: no wrapping of the sentences at the 80 columns rich assumes there
+    console = Console(file=sys.stdout, soft_wrap=not sys.stdout.isatty())
     for r in reports:
         _render_text(r, console)
 
