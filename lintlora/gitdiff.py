@@ -22,6 +22,7 @@ from lintlora.report.locations import file_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import RunResult
+    from lintlora.training_setup import Span
 
 __all__ = ["GitDiffError", "ChangedLines", "changed_lines", "parse_unified_diff", "filter_result"]
 
@@ -165,12 +166,22 @@ def changed_lines(ref: str, cwd: str | None = None,
     return result
 
 
+def _about_whole_config(span: "Span") -> bool:
+    """A config's setup-level anchor: column 1 of its top, no extent (see :func:`filter_result`)."""
+    return (span.path.lower().endswith((".yaml", ".yml", ".json")) and span.column == 1
+            and span.end_line is None and span.end_column is None)
+
+
 def filter_result(result: "RunResult", changed: ChangedLines) -> "RunResult":
     """Keep findings that touch changed lines; errors of changed files and all internal errors.
 
     A notebook finding counts when the ``.ipynb`` file lines of its cell lines were changed
     (or the whole notebook when its cell map is unknown). A syntax error counts when its file
-    changed at all.
+    changed at all, and so does a finding about a YAML/JSON config as a whole: one anchored
+    at the top of the config with no extent (:meth:`lintlora.extract.dialects._base.
+    ConfigDoc.top_span`), because the key it is about is absent. Any change to such a
+    config can change it (a larger ``micro_batch_size`` turns a missing checkpointing switch
+    into a "does not fit"), and it has no line of its own that a diff could touch.
     """
     def key(path: str) -> str:
         return os.path.realpath(path)
@@ -181,10 +192,10 @@ def filter_result(result: "RunResult", changed: ChangedLines) -> "RunResult":
         if path not in changed:
             continue
         lines = changed[path]
-        if lines is None or finding.code == "LL000":
+        span = finding.span
+        if lines is None or finding.code == "LL000" or _about_whole_config(span):
             kept.append(finding)
             continue
-        span = finding.span
         if span.cell is not None:
             cells = result.cell_lines.get(finding.span.path)
             if not cells:

@@ -338,6 +338,27 @@ def test_diff_only_reports_changed_lines(work):
     assert result.exit_code == 0
 
 
+def test_diff_only_keeps_a_finding_about_a_changed_config_as_a_whole(tmp_path):
+    """A YAML finding anchored at the config's top (the key it is about is absent) has no line
+    a diff could touch: it counts when the config changed at all (a larger micro_batch_size
+    makes a missing checkpointing switch an error), never for an unchanged one, and only for
+    configs (a point anchor in a script is an ordinary location)."""
+    from lintlora.engine import RunResult
+    from lintlora.findings import Finding, Severity
+    from lintlora.gitdiff import filter_result
+    from lintlora.training_setup import Span
+
+    cfg, other, script = (str(tmp_path / n) for n in ("cfg.yml", "same.yml", "t.py"))
+    def finding(span):
+        return Finding("LL001", "gradient-checkpointing-off", Severity.ERROR, span, "m")
+    whole, at_key = finding(Span(cfg, 1, 1)), finding(Span(cfg, 5, 3, 5, 8))
+    result = RunResult(files=[cfg, other, script],
+                       findings=[whole, at_key, finding(Span(other, 1, 1)),
+                                 finding(Span(script, 1, 1))])
+    changed = {os.path.realpath(cfg): {9}, os.path.realpath(script): {4}}
+    assert filter_result(result, changed).findings == [whole]
+
+
 def test_diff_only_pure_deletion_marks_neighbours(work):
     from lintlora.gitdiff import parse_unified_diff
 
