@@ -120,6 +120,16 @@ def test_unknown_architecture_leaves_targets_unknown():
                                                      "down_proj")
 
 
+def test_phi_2_and_phi_1_5_switches_name_transformers_phi_modules():
+    every = {k: True for k in ("lora_query", "lora_key", "lora_value", "lora_projection",
+                               "lora_mlp", "lora_head")}
+    for ckpt in ("checkpoints/microsoft/phi-2", "checkpoints/microsoft/phi-1_5"):
+        assert hf_module_names(ckpt, every) == ("q_proj", "k_proj", "v_proj", "dense", "fc1",
+                                                "fc2", "lm_head")
+    s = text("checkpoint_dir: checkpoints/microsoft/phi-2\nlora_r: 8\nlora_head: true\n")
+    assert s.get("lora.target_modules").value == ("q_proj", "v_proj", "lm_head")
+
+
 def test_devices_auto_makes_checkpointing_unknown():
     s = text("checkpoint_dir: checkpoints/x/y\ndevices: auto\nlora_r: 8\n")
     assert checkpointing(s).value is None

@@ -55,9 +55,9 @@ EXPECTED = {
     "llama-factory/train_qlora__quantization.yaml": set(),
     "torchtune/llama3_1__8B_lora.yaml": {("LL001", 100)},
     "torchtune/llama3_1__8B_qlora_single_device.yaml": set(),
-    "torchtune/mistral__7B_lora_single_device.yaml": {("LL003", 40)},
+    "torchtune/mistral__7B_lora_single_device.yaml": {("LL003", 42)},  # apply_lora_to_output
     "trl/cli_configs__example_config.yaml": set(),
-    "litgpt/gemma-7b__lora.yaml": {("LL003", 29)},
+    "litgpt/gemma-7b__lora.yaml": {("LL003", 44)},  # lora_head: true
     "litgpt/llama-3.1-8b__qlora.yaml": set(),
     "litgpt/mistral-7b__lora.yaml": set(),
 }

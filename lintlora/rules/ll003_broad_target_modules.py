@@ -352,9 +352,16 @@ class BroadTargetModules(Rule):
                             _as_list(saves_value) + list(broad.entries))
         parts += self._count_sentences(context, setup, fixed, arch, count_before,
                                        (fixed_targets, saves_value), dora, needs_r=True)
+        span = targets.span or targets.key_span or setup.lora.span  # type: ignore[union-attr]
+        if own_switch is not None:
+            # litgpt/torchtune: point at the switch that adds the output layer, not at the
+            # first of the switches the target list was converted from
+            key = {"litgpt": "lora_head", "torchtune": "apply_lora_to_output"}.get(framework, "")
+            switch = setup.lora.extra.get(key) if setup.lora is not None else None
+            if isinstance(switch, Setting) and switch.span is not None:
+                span = switch.span
         return self.finding(
-            context, setup, targets.span or targets.key_span or setup.lora.span,  # type: ignore[union-attr]
-            " ".join(parts), fix=fix, fixed_setup=fixed, severity=severity,
+            context, setup, span, " ".join(parts), fix=fix, fixed_setup=fixed, severity=severity,
         )
 
     # ---- shared wording ----------------------------------------------------------------------------

@@ -78,6 +78,10 @@ _LLAMA_STYLE = re.compile(
 # mixture-of-experts checkpoints name their MLP layers per expert
 _MOE = re.compile(r"mixtral|moe|-a\d+b|llama-4|llama4", re.IGNORECASE)
 _PHI3 = re.compile(r"phi-3|phi-4|phi3|phi4", re.IGNORECASE)
+_PHI = re.compile(r"phi-2|phi-1_5|phi-1\.5", re.IGNORECASE)
+"""phi-1.5 / phi-2: transformers' PhiForCausalLM names (q/k/v_proj, ``dense`` for the attention
+output, ``fc1``/``fc2`` for the MLP: the catalog's Phi-2 and phi-1.5 records), which litgpt's
+``convert_hf_checkpoint.py`` maps to its ``attn.proj`` and ``mlp.fc``/``mlp.proj``."""
 
 # litgpt precision -> (bf16, fp16, weight dtype)
 _PRECISION = {
@@ -114,6 +118,9 @@ def hf_module_names(checkpoint_dir: str, switches: dict[str, bool]) -> tuple[str
     if _PHI3.search(name):
         attn = ("qkv_proj",) * 3
         proj, mlp = "o_proj", ("gate_up_proj", "down_proj")
+    elif _PHI.search(name):
+        attn = ("q_proj", "k_proj", "v_proj")
+        proj, mlp = "dense", ("fc1", "fc2")
     elif _LLAMA_STYLE.search(name) and not _MOE.search(name):
         attn = ("q_proj", "k_proj", "v_proj")
         proj, mlp = "o_proj", ("gate_proj", "up_proj", "down_proj")
