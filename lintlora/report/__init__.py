@@ -54,7 +54,7 @@ def render(result: "RunResult", fmt: str, out: TextIO, **options: Any) -> None:
     module.render(result, out, **options)
 
 
-def gib(n: int | None) -> str:
+def gib(n: int | float | None) -> str:
     """Bytes as GiB (2**30) with one decimal: ``"27.9 GiB"``; ``"?"`` for ``None``."""
     if n is None:
         return "?"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from lintlora.findings import MemoryFigures
+from lintlora.report import gib, gpu_size as capacity  # one wording of sizes for rules and reports
 
 __all__ = ["gib", "count", "join_words", "peak_phrase", "fits", "capacity", "HEADROOM"]
 
@@ -15,13 +16,6 @@ It is the accuracy target set for the estimator (issue 3: median absolute error 
 estimate that fits with this much room left still fits when the estimate is off by its typical
 error.
 """
-
-
-def gib(n_bytes: int | float | None) -> str:
-    """``12.3 GiB`` (GiB = 2**30 bytes); ``"?"`` for ``None``."""
-    if n_bytes is None:
-        return "?"
-    return f"{n_bytes / 2**30:.1f} GiB"
 
 
 def count(n: int) -> str:
@@ -43,13 +37,6 @@ def fits(peak_bytes: int | None, capacity_bytes: int | None, headroom: float = 0
     if peak_bytes is None or not capacity_bytes:
         return None
     return peak_bytes <= capacity_bytes * (1.0 - headroom)
-
-
-def capacity(figures: MemoryFigures) -> str:
-    """The GPU memory checked against, for a sentence: ``"23.7 GiB"``, or ``"48.0 GiB
-    nominal"`` when it is the card's marketed size (an upper bound on what PyTorch can use:
-    :attr:`lintlora.findings.MemoryFigures.gpu_memory_nominal`)."""
-    return gib(figures.gpu_memory_bytes) + (" nominal" if figures.gpu_memory_nominal else "")
 
 
 def peak_phrase(figures: MemoryFigures) -> str | None:
