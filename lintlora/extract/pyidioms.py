@@ -21,57 +21,42 @@ output layer: peft ``tuners_utils._maybe_include_all_linear_layers``), so
 structure: a loop over ``.named_modules()``, an ``isinstance`` test against a class whose name
 contains ``Linear`` (written there or assigned to a name in the helper), and the string
 ``"lm_head"`` in the body (a variant that keeps the output
-layer selects more than ``"all-linear"`` and stays unknown).
+layer selects more than ``"all-linear"`` and stays unknown). Read from the module index the
+extractor already built (the helper's bindings and calls), not from a walk of its own.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Iterable
 
 import libcst as cst
 
 __all__ = ["all_linear_helper"]
 
 
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
-
-
-def all_linear_helper(function: cst.FunctionDef, text_of: Any) -> bool:
-    """Whether ``function`` is the "every linear layer but lm_head" helper (module docstring).
+def all_linear_helper(scope: Any, calls: Iterable[Any], text_of: Callable[[Any], str]) -> bool:
+    """Whether a helper is the "every linear layer but lm_head" idiom (module docstring).
 
     Args:
-        function: the helper's ``def``.
+        scope: the helper's :class:`lintlora.extract.pyindex.Scope` (a function).
+        calls: the module's :class:`~lintlora.extract.pyindex.CallRecord` list.
         text_of: the extractor's ``node -> source text``.
     """
-    loops = lm_head = returns = False
-    tested: list[str] = []              # the class argument of each isinstance(...)
-    assigned: dict[str, str] = {}       # name -> text of what the body assigns to it
-    for node in _walk(function.body):
-        kind = type(node)
-        if kind is cst.Assign and len(node.targets) == 1 \
-                and type(node.targets[0].target) is cst.Name:  # type: ignore[attr-defined]
-            assigned[node.targets[0].target.value] = text_of(node.value)  # type: ignore[attr-defined]
-        elif kind is cst.For:
-            it = node.iter  # type: ignore[attr-defined]
-            if type(it) is cst.Call and type(it.func) is cst.Attribute \
-                    and it.func.attr.value == "named_modules":
-                loops = True
-        elif kind is cst.Call:
-            func = node.func  # type: ignore[attr-defined]
-            args = node.args  # type: ignore[attr-defined]
-            if type(func) is cst.Name and func.value == "isinstance" and len(args) == 2:
-                tested.append(text_of(args[1].value))
-        elif kind is cst.SimpleString:
-            if node.value.strip("'\"") == "lm_head":  # type: ignore[attr-defined]
-                lm_head = True
-        elif kind is cst.Return and node.value is not None:  # type: ignore[attr-defined]
-            returns = True
+    if scope.kind != "function" or not scope.returns:
+        return False
+    bindings = [b for bs in scope.bindings.values() for b in bs]
+    loops = any(b.kind == "for" and type(b.value) is cst.Call and type(b.value.func) is cst.Attribute
+                and b.value.func.attr.value == "named_modules" for b in bindings)
+    if not loops:
+        return False
     # the class tested is written there (``bnb.nn.Linear4bit``) or assigned to a name first
     # (``cls = bnb.nn.Linear4bit if args.bits == 4 else ...``)
-    linear = any("Linear" in text or "Linear" in assigned.get(text, "") for text in tested)
-    return loops and linear and lm_head and returns
+    assigned = {b.name: text_of(b.value) for b in bindings
+                if b.kind == "assign" and isinstance(b.value, cst.CSTNode)}
+    tested = [text_of(rec.node.args[1].value) for rec in calls
+              if rec.scope is scope and type(rec.node.func) is cst.Name
+              and rec.node.func.value == "isinstance" and len(rec.node.args) == 2]
+    if not any("Linear" in t or "Linear" in assigned.get(t, "") for t in tested):
+        return False
+    text = text_of(scope.node)
+    return "'lm_head'" in text or '"lm_head"' in text

@@ -947,8 +947,7 @@ class Resolver(ArgumentSources):
         if known is None:
             from lintlora.extract.pyidioms import all_linear_helper
 
-            node = scope.node
-            known = type(node) is cst.FunctionDef and all_linear_helper(node, self.text_of)
+            known = all_linear_helper(scope, self.index.calls, self.text_of)
             self._idioms[id(scope)] = known
         return known
 
