@@ -204,11 +204,14 @@ _PEFT_FRAMEWORKS = frozenset({"transformers", "trl", "torch", "axolotl", "llama-
 """Stacks whose LoRA is peft's (axolotl and LLaMA-Factory build peft ``LoraConfig``s)."""
 
 _OWN_OUTPUT_SWITCH = {
-    "torchtune": ("`apply_lora_to_output: True`", "`apply_lora_to_output: False`"),
-    "litgpt": ("`lora_head: true`", "`lora_head: false`"),
+    "torchtune": ("`apply_lora_to_output: True`", "`apply_lora_to_output: False`",
+                  "apply_lora_to_output"),
+    "litgpt": ("`lora_head: true`", "`lora_head: false`", "lora_head"),
 }
 """Configs whose own LoRA implementation adapts the output layer through a switch (torchtune
-``lora_*`` builders, litgpt ``lora.py``): the only way their LoRA reaches that layer."""
+``lora_*`` builders, litgpt ``lora.py``): the only way their LoRA reaches that layer. Each
+entry: the switch on and off, as the message and fix write them, and its key in
+``Lora.extra`` (where the dialect keeps its Setting, with the switch's span)."""
 
 
 def _layers(b: Broad) -> str:
@@ -356,8 +359,7 @@ class BroadTargetModules(Rule):
         if own_switch is not None:
             # litgpt/torchtune: point at the switch that adds the output layer, not at the
             # first of the switches the target list was converted from
-            key = {"litgpt": "lora_head", "torchtune": "apply_lora_to_output"}.get(framework, "")
-            switch = setup.lora.extra.get(key) if setup.lora is not None else None
+            switch = setup.lora.extra.get(own_switch[2]) if setup.lora is not None else None
             if isinstance(switch, Setting) and switch.span is not None:
                 span = switch.span
         return self.finding(
