@@ -26,6 +26,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Context", "model_named_in_file"]
 
 _DEFAULT_MODEL_SOURCE = "[tool.lintlora] model"
+_IN_PLACE_OF = ", in place of "
+"""Joins an override's source and the model the file named (``"--model, in place of X"``):
+written by :meth:`Context.apply_overrides`, read by :meth:`Context.figures`."""
 """``Setting.source`` of a model name filled in from the configuration's default."""
 
 
@@ -124,7 +127,7 @@ class Context:
         named = model_named_in_file(current)
         if named and (s.model or s.model_config or s.default_model) \
                 and self._named_model_unknown(setup):
-            instead = f", in place of {current.value}"
+            instead = f"{_IN_PLACE_OF}{current.value}"
             if s.model:
                 value = Setting(s.model, Origin.CLI_OVERRIDE, current.span, current.key_span,
                                 "--model" + instead)
@@ -268,7 +271,7 @@ class Context:
             after_bytes = before.device_bytes
         notes = ["rough estimate from a parameter count"] if getattr(before, "rough", False) else []
         name = setup.get("model.name_or_path")
-        if name.origin is Origin.CLI_OVERRIDE and ", in place of " in (name.source or ""):
+        if name.origin is Origin.CLI_OVERRIDE and _IN_PLACE_OF in (name.source or ""):
             # another model than the one the file names: say whose figures these are
             notes.insert(0, f"model {name.value} from {name.source}")
         shape = self.shape(setup)
