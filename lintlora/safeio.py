@@ -99,7 +99,7 @@ def read_bounded(path: str | os.PathLike, max_bytes: int, *, follow_links: bool 
         if not follow_links and exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
             raise UnsafeFileError("a symbolic link; not followed", os.fspath(path)) from None
         raise
-    with open(fd, "rb", buffering=0) as handle:
+    try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
@@ -109,6 +109,10 @@ def read_bounded(path: str | os.PathLike, max_bytes: int, *, follow_links: bool 
         if info.st_size > max_bytes:
             raise UnsafeFileError(f"file is {_size(info.st_size)}, above the {_size(max_bytes)} "
                                   f"limit", os.fspath(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    with open(fd, "rb", buffering=0) as handle:
         chunks = []
         left = max_bytes + 1
         while left > 0:
