@@ -1,6 +1,7 @@
 """A long fuzz run of the whole lint: mutated fixtures and random YAML through ``lint_paths``.
 
-    python bench/fuzz.py [--inputs 20000] [--seed 1] [--jobs 2] [--batch 50] [--out DIR]
+    python bench/fuzz.py [--inputs 20000] [--seed 1] [--jobs 2] [--batch 50] [--hostile 0.25]
+                         [--out DIR]
 
 Inputs are made from the fixtures (``fixtures/**``: Python scripts, notebooks, YAML and JSON
 configs) by one to four mutations each (:func:`mutate`): deleting, duplicating, swapping or
@@ -8,7 +9,16 @@ inserting tokens; deleting, duplicating, swapping or re-indenting lines; truncat
 byte-level damage (a stray byte, a BOM, a lone CR, a NUL, a non-UTF-8 byte). Notebooks are also
 mutated inside their cells (the JSON stays valid, the code does not). One input in eight is a
 random YAML document (:func:`random_yaml`): training keys with odd values, anchors and aliases,
-tags, deep or wide collections, then mutated as text.
+tags, deep or wide collections, then mutated as text. With ``--hostile FRACTION`` (default 0.25)
+that share of the inputs are hostile cases instead (``bench/fuzz_hostile.py``: file names that
+carry workflow commands or escapes, scripts reading files outside their project or special
+files, arithmetic and YAML bombs, code deep for LibCST, values beyond float range); each is
+linted as its own small project and rendered in every format, and its outputs checked
+(:func:`fuzz_hostile.output_problems`: no planted secret, no raw control or bidi character,
+no extra workflow command, no raw HTML in Markdown, no ``LL000`` on valid Python). One hostile
+case in ten is linted again with a results cache whose entries are then tampered with
+(:func:`check_cache_tamper`): the third run must report exactly what a run without the cache
+reports.
 
 Inputs are written in batches to a temporary folder and linted by
 :func:`lintlora.engine.lint_paths` as one run per batch (so isolation between files is
@@ -19,7 +29,10 @@ as JSON and SARIF and parsed back. Counted as failures:
   the input);
 - an ``LL999`` internal error (a bug caught at the isolation boundary);
 - output that is not valid JSON;
-- a batch slower than ``--slow`` seconds per input on average (a hang or a blow-up).
+- a batch slower than ``--slow`` seconds per input on average (a hang or a blow-up), or one
+  hostile case slower than ten times that;
+- for hostile cases, any problem :func:`fuzz_hostile.output_problems` finds, and a cached
+  result that differs from the uncached one.
 
 Failing inputs are saved under ``--out`` (default ``bench/out/fuzz-failures``) with the error,
 to reproduce with ``lintlora FILE``. Printed at the end: inputs tried, by kind, failures by
@@ -46,6 +59,9 @@ from typing import Callable, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import fuzz_hostile  # noqa: E402 - bench/ is put on the path just above
 
 FIXTURE_DIRS = ("fixtures/python", "fixtures/rules", "fixtures/cases", "fixtures/examples",
                 "fixtures/configs")
@@ -342,44 +358,222 @@ def make_input(corpus: Sequence[tuple[str, str]], rng: random.Random) -> tuple[s
 
 # ---- running ----------------------------------------------------------------------------------
 
-def check_run(paths: Sequence[str]) -> list[str]:
-    """Lint ``paths`` in one run and render JSON and SARIF; returns the problems found
-    (empty when all is well). Exceptions escaping lintlora are returned, not raised."""
+def check_run(paths: Sequence[str], case: "fuzz_hostile.Case | None" = None,
+              cache_dir: str | None = None) -> list[str]:
+    """Lint ``paths`` in one run and render JSON and SARIF (every format for a hostile
+    ``case``, whose outputs are then checked); returns the problems found (empty when all is
+    well). Exceptions escaping lintlora are returned, not raised. ``cache_dir``: lint with the
+    results cache there (default: no cache)."""
+    problems, _ = _lint_and_render(paths, case, cache_dir)
+    return problems
+
+
+def _lint_and_render(paths: Sequence[str], case: "fuzz_hostile.Case | None" = None,
+                     cache_dir: str | None = None) -> tuple[list[str], str | None]:
+    """:func:`check_run`'s work; also returns the JSON output (``None`` if none was made)."""
     from lintlora.engine import lint_paths
-    from lintlora.report import json_out, sarif
+    from lintlora.report import render
     from lintlora.settings import Settings
 
     problems = []
+    settings = (Settings(jobs=1, use_cache=False) if cache_dir is None
+                else Settings(jobs=1, use_cache=True, cache_dir=cache_dir))
     try:
-        result = lint_paths(list(paths), Settings(jobs=1, use_cache=False))
+        result = lint_paths(list(paths), settings)
     except BaseException as exc:  # noqa: BLE001 - that is what is being looked for
         if isinstance(exc, KeyboardInterrupt):
             raise
-        return [f"escaped lint_paths: {type(exc).__name__}: {exc}\n{traceback.format_exc()}"]
+        return [f"escaped lint_paths: {type(exc).__name__}: {exc}\n{traceback.format_exc()}"], None
     for error in result.errors:
         if error.code == "LL999":
             problems.append(f"LL999 {os.path.basename(error.path)}: {error.message}")
-    for name, render in (("json", json_out.render), ("sarif", sarif.render)):
+    formats = ("json", "sarif") if case is None else ("json", "sarif", "text", "github",
+                                                     "markdown")
+    outputs = {}
+    for name in formats:
         buffer = io.StringIO()
         try:
-            render(result, buffer)
+            render(result, name, buffer)
         except BaseException as exc:  # noqa: BLE001
             if isinstance(exc, KeyboardInterrupt):
                 raise
             problems.append(f"escaped the {name} reporter: {type(exc).__name__}: {exc}")
             continue
+        outputs[name] = buffer.getvalue()
+        if name in ("json", "sarif"):
+            try:
+                json.loads(outputs[name])
+            except ValueError as exc:
+                problems.append(f"invalid {name} output: {exc}")
+    if case is not None:
+        problems += fuzz_hostile.output_problems(case, outputs, result)
+    return problems, outputs.get("json")
+
+
+def _comparable(json_text: str | None) -> object:
+    """A JSON report without what may differ between two runs of the same input."""
+    if json_text is None:
+        return None
+    try:
+        report = json.loads(json_text)
+    except ValueError:
+        return json_text
+    report.pop("timing", None)
+    return report
+
+
+def check_cache_tamper(paths: Sequence[str], cache_dir: str, rng: random.Random) -> list[str]:
+    """Lint with a results cache, tamper with every entry it wrote (flip bytes, truncate,
+    swap two entries, replace one by a symbolic link or a named pipe), lint again: the report
+    must equal the uncached one."""
+    _, plain = _lint_and_render(paths)
+    _, first = _lint_and_render(paths, cache_dir=cache_dir)
+    entries = [os.path.join(folder, name) for folder, _dirs, names in os.walk(cache_dir)
+               for name in names]
+    for entry in entries:
+        if os.path.islink(entry) or not os.path.isfile(entry):
+            continue
+        roll = rng.random()
         try:
-            json.loads(buffer.getvalue())
-        except ValueError as exc:
-            problems.append(f"invalid {name} output: {exc}")
+            if roll < 0.5:
+                with open(entry, "rb") as handle:
+                    data = bytearray(handle.read())
+                if data:
+                    for _ in range(rng.randint(1, 4)):
+                        data[rng.randrange(len(data))] = rng.randrange(256)
+                with open(entry, "wb") as handle:
+                    handle.write(bytes(data))
+            elif roll < 0.65:
+                with open(entry, "r+b") as handle:
+                    handle.truncate(rng.randrange(max(os.path.getsize(entry), 1)))
+            elif roll < 0.8 and len(entries) > 1:
+                other = rng.choice(entries)
+                if other != entry and os.path.isfile(other) and not os.path.islink(other):
+                    with open(other, "rb") as handle:
+                        data = handle.read()
+                    with open(entry, "wb") as handle:
+                        handle.write(data)
+            elif roll < 0.9:
+                os.remove(entry)
+                os.symlink("/dev/zero", entry)
+            else:
+                os.remove(entry)
+                os.mkfifo(entry)
+        except OSError:
+            continue
+    problems, third = _lint_and_render(paths, cache_dir=cache_dir)
+    if _comparable(first) != _comparable(plain):
+        problems.append("cache: the first cached run differs from the uncached run")
+    if _comparable(third) != _comparable(plain):
+        problems.append("cache: a tampered cache changed the result")
     return problems
 
 
-def _run_batch(args: tuple[int, int, int, str, str, float]) -> dict:
+HOSTILE_MEMORY_BYTES = 3 * 2**30
+"""Address-space limit of the child process that lints one hostile case (a bomb that gets
+through is then a failure, ``MemoryError`` or a killed child, instead of the machine's OOM)."""
+
+
+def _hostile_checks(paths: list[str], case: "fuzz_hostile.Case", tamper: bool, folder: str,
+                    seed: int) -> list[str]:
+    began = time.perf_counter()
+    problems = check_run(paths, case)
+    took = time.perf_counter() - began
+    if tamper:
+        problems += check_cache_tamper(paths, os.path.join(folder, "cache"), random.Random(seed))
+    return problems + ([f"slow: {took:.1f} s"] if took > 20 else [])
+
+
+def _in_child(function: Callable, args: tuple, limit_s: float) -> list[str]:
+    """``function(*args)`` (a list of problems) in a forked child with an address-space limit
+    and a time limit; a child that dies, runs out of memory or overruns is a problem itself."""
+    import multiprocessing
+    import resource
+
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+
+    def child() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (HOSTILE_MEMORY_BYTES, HOSTILE_MEMORY_BYTES))
+        try:
+            send.send(function(*args))
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent
+            send.send([f"escaped: {type(exc).__name__}: {exc}"])
+
+    process = context.Process(target=child, daemon=True)
+    process.start()
+    send.close()
+    problems: list[str]
+    if receive.poll(limit_s):
+        try:
+            problems = receive.recv()
+        except EOFError:
+            problems = [f"escaped: the child died (exit {process.exitcode})"]
+    else:
+        problems = [f"slow: no result within {limit_s:.0f} s (a hang or a bomb)"]
+    process.join(1)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    if process.exitcode not in (0, None) and not problems:
+        problems = [f"escaped: the child died (exit {process.exitcode})"]
+    return problems
+
+
+def _copy_case(source: str, target: str) -> None:
+    """Copy a hostile case's folder without opening its special files: links are copied as
+    links, named pipes made anew, the results cache left out."""
+    import stat
+
+    for folder, dirs, names in os.walk(source):
+        dirs[:] = [d for d in dirs if d != "cache"]
+        into = os.path.join(target, os.path.relpath(folder, source))
+        os.makedirs(into, exist_ok=True)
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            src, dst = os.path.join(folder, name), os.path.join(into, name)
+            if os.path.lexists(dst):
+                continue
+            mode = os.lstat(src).st_mode
+            if stat.S_ISLNK(mode):
+                os.symlink(os.readlink(src), dst)
+            elif stat.S_ISFIFO(mode):
+                os.mkfifo(dst)
+            elif stat.S_ISREG(mode):
+                shutil.copyfile(src, dst)
+
+
+def _run_hostile(rng: random.Random, index: int, run_dir: str, out_dir: str,
+                 slow: float) -> tuple[str, list[dict]]:
+    """Make, write and lint one hostile case; returns its class and its failures."""
+    case = fuzz_hostile.make_case(rng)
+    folder = os.path.join(run_dir, f"hostile_{index:06d}", "project")
+    os.makedirs(folder, exist_ok=True)
+    try:
+        paths = fuzz_hostile.write_case(case, folder)
+    except OSError as exc:  # the file system refused a name: not lintlora's problem
+        shutil.rmtree(os.path.dirname(folder), ignore_errors=True)
+        return case.kind + " (not written)", [] if exc else []
+    tamper = rng.random() < 0.1
+    problems = _in_child(_hostile_checks, (paths, case, tamper, os.path.dirname(folder),
+                                           rng.randrange(2**32)), limit_s=slow * 10 + 5)
+    failures = []
+    if problems:
+        kept = os.path.join(out_dir, f"hostile_{index:06d}")
+        os.makedirs(out_dir, exist_ok=True)
+        _copy_case(os.path.dirname(folder), kept)
+        with open(os.path.join(kept, "problems.txt"), "w", encoding="utf-8",
+                  errors="backslashreplace") as handle:
+            handle.write(case.kind + "\n\n" + "\n\n".join(problems))
+        failures.append({"input": kept, "problems": problems})
+    shutil.rmtree(os.path.dirname(folder), ignore_errors=True)
+    return "hostile: " + case.kind, failures
+
+
+def _run_batch(args: tuple) -> dict:
     """Make and lint one batch (in a worker process); returns counts and failures. The
     inputs are kept in ``run_dir/batch_<start>`` until the batch is done, so a batch whose
     worker died (a crash no ``except`` can catch) leaves them behind for the parent."""
-    seed, start, count, run_dir, out_dir, slow = args
+    seed, start, count, run_dir, out_dir, slow, hostile = args
     rng = random.Random(seed * 1_000_003 + start)
     corpus = load_corpus()
     kinds: dict[str, int] = {}
@@ -388,6 +582,11 @@ def _run_batch(args: tuple[int, int, int, str, str, float]) -> dict:
     os.makedirs(folder, exist_ok=True)
     inputs = []
     for i in range(count):
+        if rng.random() < hostile:
+            kind, own = _run_hostile(rng, start + i, run_dir, out_dir, slow)
+            kinds[kind] = kinds.get(kind, 0) + 1
+            failures += own
+            continue
         kind, suffix, data = make_input(corpus, rng)
         kinds[kind] = kinds.get(kind, 0) + 1
         path = os.path.join(folder, f"input_{start + i:06d}{suffix}")
@@ -416,7 +615,7 @@ def _run_batch(args: tuple[int, int, int, str, str, float]) -> dict:
 
 def _crashed(job: tuple, out_dir: str) -> dict:
     """The result for a batch whose worker process died: its inputs are saved whole."""
-    _seed, start, count, run_dir, _out, _slow = job
+    _seed, start, count, run_dir, _out, _slow, _hostile = job
     folder = os.path.join(run_dir, f"batch_{start:06d}")
     kept = os.path.join(out_dir, f"crashed_batch_{start:06d}")
     if os.path.isdir(folder):
@@ -455,6 +654,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=50, help="inputs linted per run")
     parser.add_argument("--slow", type=float, default=2.0,
                         help="seconds per input (batch average) counted as too slow")
+    parser.add_argument("--hostile", type=float, default=0.25,
+                        help="share of the inputs that are hostile cases (bench/fuzz_hostile.py)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "out" / "fuzz-failures"))
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args(argv)
@@ -462,7 +663,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no fixtures found under " + ", ".join(FIXTURE_DIRS))
     run_dir = tempfile.mkdtemp(prefix="lintlora-fuzz-")
     jobs = [(args.seed, start, min(args.batch, args.inputs - start), run_dir, args.out,
-             args.slow) for start in range(0, args.inputs, args.batch)]
+             args.slow, args.hostile) for start in range(0, args.inputs, args.batch)]
     began = time.perf_counter()
     results: list[dict] = []
     try:
