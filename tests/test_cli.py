@@ -394,8 +394,11 @@ def test_diff_only_bad_ref_and_not_a_repo(work):
     assert result.exit_code == 2 and "unknown git ref" in result.output
 
 
-def test_diff_only_runs_git_in_each_file_s_repository(work, monkeypatch):
-    """From outside any repository, each linted file is compared in its own repository."""
+def test_diff_only_compares_only_the_working_directory_s_repository(work, monkeypatch):
+    """git runs only in the repository lintlora is started in (issue 12: never in a linted
+    file's own folder, which may be a folder that git takes for a repository). From outside
+    any repository that is a usage error; a file of another repository is one too, naming it.
+    (Until issue 12 each file was compared in its own repository.)"""
     repos = []
     for name in ("one", "two"):
         repo = work / name
@@ -408,16 +411,18 @@ def test_diff_only_runs_git_in_each_file_s_repository(work, monkeypatch):
         repos.append(repo)
     outside = work / "elsewhere"
     outside.mkdir()
-    monkeypatch.chdir(outside)  # not a repository: git must not run here
-    result = invoke(str(repos[0] / "t.py"), str(repos[1]), "--select", "TS001",
-                    "--format", "json", "--diff-only", "main")
-    assert result.exit_code == 1, result.output
-    doc = json.loads(result.output)
-    assert sorted((os.path.basename(os.path.dirname(os.path.abspath(f["path"]))), f["line"])
-                  for f in doc["findings"]) == [("one", 2), ("two", 2)]
+    monkeypatch.chdir(outside)  # not a repository
     (outside / "loose.py").write_text("bad()\n")
-    result = CliRunner().invoke(app, ["loose.py", "--diff-only", "main"])
-    assert result.exit_code == 2 and "elsewhere is not in a git repository" in result.output
+    for paths in (["loose.py"], [str(repos[0] / "t.py")]):
+        result = CliRunner().invoke(app, [*paths, "--diff-only", "main"])
+        assert result.exit_code == 2 and "elsewhere is not in a git repository" in result.output
+    monkeypatch.chdir(repos[0])
+    result = invoke("t.py", "--select", "TS001", "--format", "json", "--diff-only", "main")
+    assert [(f["path"], f["line"]) for f in json.loads(result.output)["findings"]] == \
+        [("t.py", 2)]
+    result = CliRunner().invoke(app, ["t.py", str(repos[1]), "--diff-only", "main"])
+    assert result.exit_code == 2
+    assert f"{repos[1] / 't.py'} is outside the git repository at" in result.output
 
 
 # ---- start-up ----------------------------------------------------------------------------------
