@@ -20,7 +20,8 @@ files and folders come from whoever opened the pull request (:mod:`lintlora.gitr
   ``git cat-file --batch`` (no ``--textconv``, no ``--filters``), bounded by its size; the
   current bytes are the ones lintlora reads itself (:func:`lintlora.safeio.read_bounded`),
   and the changed lines are computed in Python (:mod:`lintlora.linediff`, bounded time). An
-  unchanged file is recognised by its blob id without reading the blob. No clean filter,
+  unchanged file is recognised by its blob id without reading the blob; a base blob that a
+  partial clone lacks makes its file wholly changed (lintlora never fetches). No clean filter,
   textconv driver, external diff, fsmonitor or hook can run; a line-ending-only change
   (``core.autocrlf``) is no change.
 - whether an untracked file is ignored is asked with ``git check-ignore`` (it reads ignore
@@ -35,10 +36,10 @@ import os
 import re
 from typing import TYPE_CHECKING, Iterable
 
-from lintlora.gitrun import (GitDiffError, Repository, in_nested_repository, is_tracked,
-                             relative_path, repository, run_git, run_git_bytes)
+from lintlora.gitrun import (GitDiffError, Repository, in_nested_repository, inside, is_tracked,
+                             printable, relative_path, repository, run_git, run_git_bytes)
 from lintlora.report.locations import file_line
-from lintlora.safeio import is_within, read_bounded
+from lintlora.safeio import read_bounded
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import RunResult
@@ -128,7 +129,8 @@ def _base_commit(repo: Repository, ref: str) -> str:
     Raises:
         GitDiffError: ``ref`` is not a commit in ``repo`` (or is shaped like an option).
     """
-    unknown = GitDiffError(f"unknown git ref {ref!r} in the repository at {repo.top}")
+    unknown = GitDiffError(f"unknown git ref {printable(repr(ref))} in the repository at "
+                          f"{printable(repo.top)}")
     if not ref or ref.startswith("-") or any(c in ref for c in "\0\n\r"):
         raise unknown
     try:
@@ -142,20 +144,41 @@ def _base_commit(repo: Repository, ref: str) -> str:
         return commit
 
 
-def _tree_entries(repo: Repository, base: str, paths: list[str]) -> dict[str, tuple[str, str, str]]:
-    """``path -> (mode, object id, size)`` of the entries of ``base``'s tree named ``paths``
-    (``git ls-tree --long``; a path that ``base`` lacks has no entry)."""
-    entries: dict[str, tuple[str, str, str]] = {}
+def _tree_entries(repo: Repository, base: str, paths: list[str]) -> dict[str, tuple[str, str]]:
+    """``path -> (mode, object id)`` of the entries of ``base``'s tree named ``paths``
+    (``git ls-tree``, which reads trees only: a blob a partial clone lacks is no matter; a
+    path that ``base`` lacks has no entry)."""
+    entries: dict[str, tuple[str, str]] = {}
     wanted = set(paths)
     for group in _chunks(paths):
-        out = run_git(["ls-tree", "-z", "--long", "--full-tree", base, "--", *group], repo.top)
+        out = run_git(["ls-tree", "-z", "--full-tree", base, "--", *group], repo.top)
         for record in out.split("\0"):
             info, tab, path = record.partition("\t")
             fields = info.split()
-            if tab and len(fields) == 4 and path in wanted:
-                mode, _kind, oid, size = fields
-                entries[path] = (mode, oid, size)
+            if tab and len(fields) == 3 and path in wanted:
+                mode, _kind, oid = fields
+                entries[path] = (mode, oid)
     return entries
+
+
+def _blob_sizes(repo: Repository, oids: list[str]) -> dict[str, int]:
+    """The size in bytes of each blob of ``oids`` that the repository has
+    (``git cat-file --batch-check``; empty when git fails, as it does in a partial clone that
+    lacks one: lintlora never fetches)."""
+    if not oids:
+        return {}
+    data = "".join(oid + "\n" for oid in oids).encode("ascii")
+    try:
+        out = run_git(["cat-file", "--batch-check"], repo.top, input=data,
+                      max_output=128 * len(oids) + 4096)
+    except GitDiffError:
+        return {}
+    sizes = {}
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) == 3 and fields[1] == "blob" and fields[2].isdigit():
+            sizes[fields[0]] = int(fields[2])
+    return sizes
 
 
 def _ignored(repo: Repository, paths: list[str]) -> set[str]:
@@ -181,9 +204,14 @@ def _blob_id(data: bytes, oid_length: int) -> str:
 
 
 def _fetch_blobs(repo: Repository, oids: list[str], total: int) -> dict[str, bytes]:
-    """The contents of the blobs ``oids`` (``total`` bytes in all, as ``ls-tree`` sized them),
+    """The contents of the blobs ``oids`` (``total`` bytes in all, as :func:`_blob_sizes` found them),
     read with one ``git cat-file --batch`` (raw bytes: no textconv, no filters). A missing
-    object (a partial clone: lintlora never fetches) has no entry."""
+    object has no entry.
+
+    Raises:
+        GitDiffError: git failed; a partial clone (lintlora never fetches: ``protocol.allow``
+            is ``never``) makes ``cat-file`` stop at the first blob it lacks.
+    """
     data = "".join(oid + "\n" for oid in oids).encode("ascii")
     out = run_git_bytes(["cat-file", "--batch"], repo.top, input=data,
                         max_output=total + 128 * len(oids) + 4096)[1]
@@ -204,49 +232,68 @@ def _fetch_blobs(repo: Repository, oids: list[str], total: int) -> dict[str, byt
 
 
 def _compare(repo: Repository, base: str, files: dict[str, str]) -> ChangedLines:
-    """Changed lines of ``files`` (``git path -> real path``, all in ``repo``) since ``base``."""
+    """Changed lines of ``files`` (``git path -> real path``, all in ``repo``) since ``base``.
+
+    A file whose bytes hash to its base blob's id is unchanged without reading the blob; the
+    others' base blobs are sized (``cat-file --batch-check``), fetched in groups of at most
+    :data:`_BATCH_BYTES` and compared with :func:`lintlora.linediff.changed_new_lines`. A file
+    lintlora cannot read, a base entry that is no regular file (a symbolic link, a submodule,
+    a folder), a blob the repository lacks and anything above :data:`MAX_COMPARED_BYTES`
+    count as wholly changed.
+    """
     from lintlora.linediff import changed_new_lines
 
     result: ChangedLines = {}
     entries = _tree_entries(repo, base, sorted(files))
     absent = []
-    pending: list[tuple[str, str, bytes]] = []  # (real path, blob id, current bytes)
-    pending_bytes = 0
-
-    def flush() -> None:
-        nonlocal pending, pending_bytes
-        if not pending:
-            return
-        blobs = _fetch_blobs(repo, [oid for _, oid, _ in pending], pending_bytes)
-        for real, oid, current in pending:
-            old = blobs.get(oid)
-            lines = None if old is None else changed_new_lines(old, current)
-            if lines is None or lines:
-                result[real] = lines
-        pending, pending_bytes = [], 0
-
+    differing: list[tuple[str, str]] = []  # (real path, base blob id)
     for path, real in sorted(files.items()):
         entry = entries.get(path)
         if entry is None:
             absent.append(path)
             continue
-        mode, oid, size = entry
+        mode, oid = entry
         try:
             current = read_bounded(real, MAX_COMPARED_BYTES)
         except (OSError, ValueError):
             result[real] = None  # lintlora could not read it either: its error shows
             continue
-        if mode not in ("100644", "100755") or not size.isdigit() or \
-                int(size) > MAX_COMPARED_BYTES:
-            result[real] = None  # a symbolic link, submodule or folder in the base; or huge
+        if mode not in ("100644", "100755"):
+            result[real] = None
+        elif _blob_id(current, len(oid)) != oid:
+            differing.append((real, oid))
+    sizes = _blob_sizes(repo, sorted({oid for _, oid in differing}))
+    group: list[tuple[str, str]] = []
+    group_bytes = 0
+
+    def compare_group() -> None:
+        try:
+            blobs = _fetch_blobs(repo, sorted({oid for _, oid in group}), group_bytes)
+        except GitDiffError:
+            blobs = {}  # counted as wholly changed: more findings shown, none hidden
+        for real, oid in group:
+            old = blobs.get(oid)
+            try:
+                current = read_bounded(real, MAX_COMPARED_BYTES)
+            except (OSError, ValueError):
+                old = None
+            lines = None if old is None else changed_new_lines(old, current)
+            if lines is None or lines:
+                result[real] = lines
+        group.clear()
+
+    for real, oid in differing:
+        size = sizes.get(oid)
+        if size is None or size > MAX_COMPARED_BYTES:
+            result[real] = None
             continue
-        if _blob_id(current, len(oid)) == oid:
-            continue  # unchanged
-        if pending and pending_bytes + int(size) > _BATCH_BYTES:
-            flush()
-        pending.append((real, oid, current))
-        pending_bytes += int(size)
-    flush()
+        if group and group_bytes + size > _BATCH_BYTES:
+            compare_group()
+            group_bytes = 0
+        group.append((real, oid))
+        group_bytes += size
+    if group:
+        compare_group()
     ignored = _ignored(repo, absent)
     for path in absent:
         if path not in ignored:
@@ -281,19 +328,24 @@ def changed_lines(ref: str, cwd: str | None = None,
         listed = run_git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                          repo.top)
         paths = [os.path.join(repo.top, p) for p in sorted(set(listed.split("\0")) - {""})]
+    seen: dict[str, bool] = {}
     for path in paths:
         real = os.path.realpath(path)
-        if not is_within(real, repo.top):
-            raise GitDiffError(f"{path} is outside the git repository at {repo.top} (--diff-only "
-                               f"compares the files of the repository lintlora is started in)")
+        if real == repo.top or os.path.isdir(real) and inside(real, repo):
+            continue
+        if not inside(real, repo):
+            raise GitDiffError(f"{printable(os.fspath(path))} is outside the git repository at "
+                               f"{printable(repo.top)} (--diff-only compares the files of the "
+                               f"repository lintlora is started in)")
         if os.path.isdir(real):
             continue
-        if in_nested_repository(real, repo):
+        if in_nested_repository(real, repo, seen):
             result[real] = None  # another repository's file: never asked, counted as changed
             continue
         files[relative_path(real, repo)] = real
     result.update(_compare(repo, base, files))
     return result
+
 
 def _about_whole_config(span: "Span") -> bool:
     """A config's setup-level anchor: column 1 of its top, no extent (see :func:`filter_result`)."""

@@ -41,12 +41,13 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+import time
 from dataclasses import dataclass
 
 from lintlora.safeio import is_within, project_root, read_bounded
 
-__all__ = ["GitDiffError", "Repository", "run_git", "run_git_bytes", "repository", "is_tracked",
-           "relative_path", "in_nested_repository", "git_environment", "HARDENING",
+__all__ = ["GitDiffError", "printable", "Repository", "run_git", "run_git_bytes", "repository", "is_tracked",
+           "relative_path", "inside", "in_nested_repository", "git_environment", "HARDENING",
            "ALLOWED_COMMANDS", "GIT_TIMEOUT_S", "MAX_OUTPUT_BYTES"]
 
 GIT_TIMEOUT_S = 60.0
@@ -114,7 +115,7 @@ class GitDiffError(Exception):
     naming the folder, path or ref."""
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """``text`` with control characters shown as escapes (git's messages quote repository
     paths, and a path may hold a newline or an ESC)."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
@@ -135,7 +136,7 @@ def _git_executable(cwd: str) -> str:
             candidate = os.path.join(folder, name)
             if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
                 if is_within(candidate, project_root(cwd)):
-                    raise GitDiffError(f"the git program found on PATH, {_printable(candidate)}, "
+                    raise GitDiffError(f"the git program found on PATH, {printable(candidate)}, "
                                        f"is inside the project; not run")
                 return candidate
     raise GitDiffError("git is not installed or not on PATH")
@@ -213,7 +214,7 @@ def run_git_bytes(args: list[str], cwd: str, *, input: bytes | None = None,
                                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True)
     except OSError as exc:
-        raise GitDiffError(f"cannot run git in {_printable(cwd)}: {exc.strerror or exc}") from None
+        raise GitDiffError(f"cannot run git in {printable(cwd)}: {exc.strerror or exc}") from None
     out: list[bytes] = []
     err: list[bytes] = []
     out_over, err_over = [False], [False]
@@ -225,24 +226,28 @@ def run_git_bytes(args: list[str], cwd: str, *, input: bytes | None = None,
         threads.append(threading.Thread(target=_feed, args=(proc.stdin, input), daemon=True))
     for thread in threads:
         thread.start()
+    deadline = time.monotonic() + timeout
+    threads[0].join(timeout)  # stdout ends when git exits (waiting on it polls with sleeps)
     try:
-        status = proc.wait(timeout=timeout)
+        if threads[0].is_alive():
+            raise subprocess.TimeoutExpired(argv, timeout)
+        status = proc.wait(timeout=max(deadline - time.monotonic(), 0.001))
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
         raise GitDiffError(f"git {args[0]} took longer than {timeout:g} s in "
-                           f"{_printable(cwd)}; stopped") from None
+                           f"{printable(cwd)}; stopped") from None
     finally:
         for thread in threads:
             thread.join(timeout=5)
     if out_over[0]:
         raise GitDiffError(f"git {args[0]} wrote more than {max_output // 2**20} MiB in "
-                           f"{_printable(cwd)}; stopped")
+                           f"{printable(cwd)}; stopped")
     if status not in ok_status:
         message = b"".join(err).decode("utf-8", "replace").strip()
         lines = [line.removeprefix("fatal: ").removeprefix("error: ")
                  for line in message.splitlines() if line.strip()]
-        raise GitDiffError(_printable("; ".join(lines[:3])) or f"git {args[0]} failed "
+        raise GitDiffError(printable("; ".join(lines[:3])) or f"git {args[0]} failed "
                                                               f"(exit status {status})")
     return status, b"".join(out)
 
@@ -320,11 +325,11 @@ def repository(cwd: str | None = None) -> Repository:
                        folder)
     except GitDiffError as exc:
         if "not a git repository" in str(exc):
-            raise GitDiffError(f"{_printable(folder)} is not in a git repository") from None
-        raise GitDiffError(f"no usable git repository at {_printable(folder)}: {exc}") from None
+            raise GitDiffError(f"{printable(folder)} is not in a git repository") from None
+        raise GitDiffError(f"no usable git repository at {printable(folder)}: {exc}") from None
     lines = text.split("\n")
     if len(lines) != 4 or lines[3] != "":
-        raise GitDiffError(f"no usable git repository at {_printable(folder)} (its path holds a "
+        raise GitDiffError(f"no usable git repository at {printable(folder)} (its path holds a "
                            f"line break)")
     top, git_dir = os.path.realpath(lines[0]), os.path.realpath(lines[1])
     common_dir = os.path.realpath(os.path.join(folder, lines[2]))
@@ -332,22 +337,48 @@ def repository(cwd: str | None = None) -> Repository:
     accepted = (os.path.realpath(dot_git) == git_dir and os.path.isdir(dot_git)) or (
         os.path.isfile(dot_git) and _accepted_git_file(dot_git, git_dir, common_dir))
     if not accepted or not is_within(folder, top):
-        raise GitDiffError(f"refused the git repository found at {_printable(folder)}: its git "
-                           f"folder is {_printable(git_dir)}, not {_printable(dot_git)} (a folder "
+        raise GitDiffError(f"refused the git repository found at {printable(folder)}: its git "
+                           f"folder is {printable(git_dir)}, not {printable(dot_git)} (a folder "
                            f"that git takes for a repository is never used)")
     return Repository(top=top, git_dir=git_dir)
 
 
-def in_nested_repository(real_path: str, repo: Repository) -> bool:
-    """Whether the file ``real_path`` (a real path inside ``repo.top``) lies in another
-    repository nested in the work tree (a folder between holding ``.git``: a submodule, a
-    clone) or inside a ``.git`` folder; found without running git."""
-    return project_root(real_path) != repo.top or ".git" in relative_path(real_path, repo).split("/")
+def inside(real_path: str, repo: Repository) -> bool:
+    """Whether the real path ``real_path`` lies inside ``repo.top`` (below it, not the top
+    itself); both are real paths, so a prefix test is exact."""
+    return real_path.startswith(repo.top.rstrip(os.sep) + os.sep)
+
+
+def in_nested_repository(real_path: str, repo: Repository,
+                         seen: dict[str, bool] | None = None) -> bool:
+    """Whether the file ``real_path`` (a real path :func:`inside` ``repo``) lies in another
+    repository nested in the work tree (a folder between holding a ``.git`` entry: a
+    submodule, a clone) or inside a ``.git`` folder; found without running git. ``seen``
+    caches the answer per folder across calls of one run."""
+    if ".git" in relative_path(real_path, repo).split("/"):
+        return True
+    seen = {} if seen is None else seen
+    folder = os.path.dirname(real_path)
+    walked = []
+    answer = False
+    while folder != repo.top and inside(folder, repo):
+        if folder in seen:
+            answer = seen[folder]
+            break
+        walked.append(folder)
+        if os.path.lexists(os.path.join(folder, ".git")):
+            answer = True
+            break
+        folder = os.path.dirname(folder)
+    for name in walked:
+        seen[name] = answer
+    return answer
 
 
 def relative_path(real_path: str, repo: Repository) -> str:
-    """``real_path`` relative to ``repo.top``, with ``/`` separators (git's form)."""
-    return os.path.relpath(real_path, repo.top).replace(os.sep, "/")
+    """``real_path`` (:func:`inside` ``repo``) relative to ``repo.top``, with ``/`` separators
+    (git's form)."""
+    return real_path[len(repo.top.rstrip(os.sep)) + 1:].replace(os.sep, "/")
 
 
 def is_tracked(path: str, cwd: str | None = None) -> bool:
@@ -364,7 +395,7 @@ def is_tracked(path: str, cwd: str | None = None) -> bool:
     except GitDiffError:
         return False
     real = os.path.realpath(path)
-    if real == repo.top or not is_within(real, repo.top) or in_nested_repository(real, repo):
+    if not inside(real, repo) or in_nested_repository(real, repo):
         return False
     try:
         run_git(["ls-files", "--error-unmatch", "-z", "--", relative_path(real, repo)], repo.top,
