@@ -33,7 +33,6 @@ lintlora never writes to a repository.
 from __future__ import annotations
 
 import os
-import re
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora.gitrun import (GitDiffError, Repository, in_nested_repository, inside, is_tracked,
@@ -45,8 +44,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import RunResult
     from lintlora.training_setup import Span
 
-__all__ = ["GitDiffError", "ChangedLines", "changed_lines", "parse_unified_diff", "filter_result",
-           "run_git", "is_tracked", "MAX_COMPARED_BYTES"]
+__all__ = ["GitDiffError", "ChangedLines", "changed_lines", "filter_result", "run_git",
+           "is_tracked", "MAX_COMPARED_BYTES"]
 
 ChangedLines = dict  # real path -> set of 1-based line numbers, or None for "the whole file"
 
@@ -56,57 +55,6 @@ read to compare)."""
 
 _BATCH_BYTES = 32 * 2**20  # blob bytes fetched by one `git cat-file --batch`
 _ARGS_CHARS = 8000         # path characters on one git command line (Windows allows 32,767)
-
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-_OCTAL = re.compile(r"\\([0-7]{3})|\\(.)")
-
-
-def _unquote(path: str) -> str:
-    """Undo git's C-style quoting of unusual paths (``"a\\303\\251.py"``)."""
-    if not (path.startswith('"') and path.endswith('"')):
-        return path
-    body = path[1:-1]
-    raw = bytearray()
-    simple = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
-              "r": "\r", "v": "\v"}
-    position = 0
-    for m in _OCTAL.finditer(body):
-        raw += body[position:m.start()].encode("utf-8", "surrogateescape")
-        if m.group(1):
-            raw.append(int(m.group(1), 8))
-        else:
-            raw += simple.get(m.group(2), m.group(2)).encode("utf-8")
-        position = m.end()
-    raw += body[position:].encode("utf-8", "surrogateescape")
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def parse_unified_diff(text: str) -> dict[str, set[int]]:
-    """Changed lines of the new side of a ``git diff -U0`` (paths as in the diff, no ``b/``)."""
-    changed: dict[str, set[int]] = {}
-    current: str | None = None
-    for line in text.splitlines():
-        if line.startswith("+++ "):
-            target = _unquote(line[4:].rstrip("\t"))
-            if target == "/dev/null":
-                current = None
-            else:
-                current = target[2:] if target.startswith("b/") else target
-                changed.setdefault(current, set())
-            continue
-        if current is None:
-            continue
-        m = _HUNK.match(line)
-        if not m:
-            continue
-        start = int(m.group(1))
-        count = int(m.group(2)) if m.group(2) is not None else 1
-        if count == 0:  # a pure deletion after line `start`
-            changed[current].update({max(start, 1), start + 1})
-        else:
-            changed[current].update(range(start, start + count))
-    return changed
-
 
 def _chunks(paths: list[str]) -> Iterable[list[str]]:
     """``paths`` in groups that fit one command line."""
@@ -204,9 +152,9 @@ def _blob_id(data: bytes, oid_length: int) -> str:
 
 
 def _fetch_blobs(repo: Repository, oids: list[str], total: int) -> dict[str, bytes]:
-    """The contents of the blobs ``oids`` (``total`` bytes in all, as :func:`_blob_sizes` found them),
-    read with one ``git cat-file --batch`` (raw bytes: no textconv, no filters). A missing
-    object has no entry.
+    """The contents of the blobs ``oids`` (``total`` bytes in all, as :func:`_blob_sizes`
+    found them), read with one ``git cat-file --batch`` (raw bytes: no textconv, no
+    filters). A missing object has no entry.
 
     Raises:
         GitDiffError: git failed; a partial clone (lintlora never fetches: ``protocol.allow``

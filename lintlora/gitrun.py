@@ -20,10 +20,10 @@ safe by construction:
   (:data:`ALLOWED_COMMANDS`; ``--textconv``, ``--filters``, ``ls-files -m`` refused), so no
   filter, textconv driver or external diff can run even if a caller asks.
 - **a minimal environment** (:func:`git_environment`): no ``GIT_*`` variable is inherited
-  (``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_CONFIG_PARAMETERS``/``GIT_CONFIG_COUNT``, ``GIT_EXEC_PATH``,
-  ``GIT_SSH``...); a ``GIT_DIR`` set in lintlora's environment is deliberately ignored, since a
-  CI step can set it as easily as a user (lintlora always uses the repository it is started in;
-  to compare another, start it there). The system configuration is not read
+  (``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_CONFIG_PARAMETERS``/``GIT_CONFIG_COUNT``,
+  ``GIT_EXEC_PATH``, ``GIT_SSH``...); a ``GIT_DIR`` set in lintlora's environment is
+  deliberately ignored, since a CI step can set it as easily as a user (lintlora always uses
+  the repository it is started in; to compare another, start it there). The system configuration is not read
   (``GIT_CONFIG_NOSYSTEM``, ``GIT_ATTR_NOSYSTEM``); the user's global configuration still is
   (``safe.directory`` lives there in CI), under the same ``-c`` overrides. ``PATH`` keeps only
   absolute folders.
@@ -46,9 +46,9 @@ from dataclasses import dataclass
 
 from lintlora.safeio import is_within, project_root, read_bounded
 
-__all__ = ["GitDiffError", "printable", "Repository", "run_git", "run_git_bytes", "repository", "is_tracked",
-           "relative_path", "inside", "in_nested_repository", "git_environment", "HARDENING",
-           "ALLOWED_COMMANDS", "GIT_TIMEOUT_S", "MAX_OUTPUT_BYTES"]
+__all__ = ["GitDiffError", "printable", "Repository", "run_git", "run_git_bytes", "repository",
+           "is_tracked", "relative_path", "inside", "in_nested_repository", "git_environment",
+           "HARDENING", "ALLOWED_COMMANDS", "GIT_TIMEOUT_S", "MAX_OUTPUT_BYTES"]
 
 GIT_TIMEOUT_S = 60.0
 """Wall-clock limit of one git command, in seconds."""

@@ -360,30 +360,17 @@ def test_diff_only_keeps_a_finding_about_a_changed_config_as_a_whole(tmp_path):
 
 
 def test_diff_only_pure_deletion_marks_neighbours(work):
-    from lintlora.gitdiff import parse_unified_diff
+    """A pure deletion marks the lines on either side; added lines are marked themselves.
+    (Until issue 12 this parsed ``git diff -U0`` output; the lines are now computed from the
+    base blob and the file's bytes, :mod:`lintlora.linediff`, with the same meaning.)"""
+    from lintlora.linediff import changed_new_lines
 
-    diff = textwrap.dedent("""\
-        diff --git a/a.py b/a.py
-        --- a/a.py
-        +++ b/a.py
-        @@ -3 +2,0 @@
-        -    gradient_checkpointing=True,
-        @@ -10,2 +9,3 @@
-        +x
-        +y
-        +z
-        diff --git "a/\\303\\251.py" "b/\\303\\251.py"
-        --- "a/\\303\\251.py"
-        +++ "b/\\303\\251.py"
-        @@ -1 +1 @@
-        -a
-        +b
-        --- a/gone.py
-        +++ /dev/null
-        @@ -1 +0,0 @@
-        -x
-    """)
-    assert parse_unified_diff(diff) == {"a.py": {2, 3, 9, 10, 11}, "é.py": {1}}
+    old = "".join(f"line {n}\n" for n in range(1, 12)).encode()
+    lines = old.decode().splitlines(keepends=True)
+    del lines[2]                                   # old line 3 removed: after new line 2
+    lines[8:10] = ["x\n", "y\n", "z\n"]            # old lines 10-11 replaced by three
+    assert changed_new_lines(old, "".join(lines).encode()) == {2, 3, 9, 10, 11}
+    assert changed_new_lines("é\n".encode(), "e\n".encode()) == {1}
 
 
 def test_diff_only_bad_ref_and_not_a_repo(work):

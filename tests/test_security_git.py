@@ -22,6 +22,8 @@ import time
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lintlora.cli_app import app
 
@@ -103,7 +105,7 @@ def marker_command(marker):
     return f"touch {shlex.quote(str(marker))}; false"
 
 
-# ---- hostile repository configuration ----------------------------------------------------------
+# ---- hostile repository configuration -----------------------------------------------------------
 
 def test_core_fsmonitor_in_git_config_does_not_run(tmp_path):
     expected = benign(tmp_path)
@@ -245,7 +247,7 @@ def test_a_committed_git_program_is_not_run(tmp_path, monkeypatch):
     assert found is None and "is inside the project; not run" in result.output
 
 
-# ---- which repository, which files ---------------------------------------------------------------
+# ---- which repository, which files --------------------------------------------------------------
 
 def test_a_file_outside_the_repository_is_a_usage_error(tmp_path):
     make_repo(tmp_path / "r")
@@ -297,7 +299,7 @@ def test_line_ending_only_changes_are_no_change(tmp_path):
     assert found == [], result.output
 
 
-# ---- the hardened runner ----------------------------------------------------------------------------
+# ---- the hardened runner ------------------------------------------------------------------------
 
 def test_run_git_refuses_commands_that_read_contents_or_run_drivers(tmp_path):
     from lintlora.gitdiff import GitDiffError, run_git
@@ -413,7 +415,6 @@ def _valid(a, b, regions):
     return a[pa:] == b[pb:]
 
 
-from hypothesis import given, strategies as st  # noqa: E402
 
 _lines = st.lists(st.sampled_from([b"x", b"y", b"z", b"w", b"    pass", b""]), max_size=40)
 
