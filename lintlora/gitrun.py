@@ -23,10 +23,10 @@ safe by construction:
   (``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_CONFIG_PARAMETERS``/``GIT_CONFIG_COUNT``,
   ``GIT_EXEC_PATH``, ``GIT_SSH``...); a ``GIT_DIR`` set in lintlora's environment is
   deliberately ignored, since a CI step can set it as easily as a user (lintlora always uses
-  the repository it is started in; to compare another, start it there). The system configuration is not read
-  (``GIT_CONFIG_NOSYSTEM``, ``GIT_ATTR_NOSYSTEM``); the user's global configuration still is
-  (``safe.directory`` lives there in CI), under the same ``-c`` overrides. ``PATH`` keeps only
-  absolute folders.
+  the repository it is started in; to compare another, start it there). The system
+  configuration is not read (``GIT_CONFIG_NOSYSTEM``, ``GIT_ATTR_NOSYSTEM``); the user's
+  global configuration still is (``safe.directory`` lives there in CI), under the same ``-c``
+  overrides. ``PATH`` keeps only absolute folders.
 - **the executable** is ``git`` found in an absolute folder of ``PATH`` (never the current
   folder, so a committed ``git`` or ``git.exe`` is not run) and outside the project.
 - no shell, stdin closed unless lintlora feeds it, a timeout (:data:`GIT_TIMEOUT_S`), bounded
