@@ -80,10 +80,10 @@ def _base_commit(repo: Repository, ref: str) -> str:
     unknown = GitDiffError(f"unknown git ref {printable(repr(ref))} in the repository at "
                           f"{printable(repo.top)}")
     if not ref or ref.startswith("-") or any(c in ref for c in "\0\n\r"):
-        raise unknown
+        raise unknown  # (no --end-of-options: rev-parse has it from git 2.30 only)
     try:
-        commit = run_git(["rev-parse", "--verify", "--quiet", "--end-of-options",
-                          f"{ref}^{{commit}}"], repo.top).strip()
+        commit = run_git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+                         repo.top).strip()
     except GitDiffError:
         raise unknown from None
     try:

@@ -462,3 +462,12 @@ def test_a_partial_clone_never_fetches_and_counts_the_file_as_changed(tmp_path):
     git(tmp_path, "clone", "-q", "--filter=blob:none", source.as_uri(), "clone")
     found, result = lint(tmp_path / "clone", "train.py", ref="HEAD~1")
     assert found == [("train.py", 36, "LL001"), ("train.py", 62, "LL002")], result.output
+
+
+@pytest.mark.parametrize("ref", ["--output=x", "-h", "HEAD\nmain", "HEAD:train.py"])
+def test_option_shaped_or_odd_refs_are_unknown(tmp_path, ref):
+    make_repo(tmp_path / "r")
+    found, result = lint(tmp_path / "r", "train.py", ref=ref)
+    assert found is None and result.exit_code == 2
+    assert "unknown git ref" in result.output or "requires an argument" in result.output
+    assert not (tmp_path / "r" / "x").exists()
