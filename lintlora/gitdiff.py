@@ -2,132 +2,250 @@
 
 The changed lines are those of ``git diff -U0 <base>`` where ``<base>`` is the merge base of
 ``REF`` and ``HEAD`` (so on a pull-request branch only the branch's own changes count, not what
-landed on ``REF`` since), compared with the working tree (so uncommitted edits count too).
-Untracked files (not ignored) count as changed throughout. A pure deletion marks the lines on
-either side of it, so a finding caused by removing an argument still shows.
+landed on ``REF`` since), compared with the files as they are now (so uncommitted edits count
+too). A file absent from the base (added since, or untracked and not ignored) counts as changed
+throughout; an untracked file that git ignores counts as unchanged. A pure deletion marks the
+lines on either side of it, so a finding caused by removing an argument still shows.
 
-git runs in the repository of each linted file (``git -C <its folder>``), not in the working
-directory, so the linted files may live in another repository, or in several. It runs as a
-subprocess with a fixed argument list (no shell); lintlora never writes to a repository.
+git never reads the working tree here and never runs in a linted file's folder, because the
+files and folders come from whoever opened the pull request (:mod:`lintlora.gitrun`):
+
+- only the repository holding the working directory is used, and only when its git folder
+  is ``<top>/.git`` or the worktree's own (:func:`lintlora.gitrun.repository`). A linted file
+  outside it is a usage error naming the file; a file inside a repository nested in it (a
+  submodule, a clone: a folder between holding ``.git``) counts as wholly changed, git is not
+  asked about it. A committed folder that merely looks like a repository (``HEAD``,
+  ``objects/``, ``refs/``, ``config``) is an ordinary folder of the work tree.
+- the base blob of each linted file is found with ``git ls-tree`` and read with
+  ``git cat-file --batch`` (no ``--textconv``, no ``--filters``), bounded by its size; the
+  current bytes are the ones lintlora reads itself (:func:`lintlora.safeio.read_bounded`),
+  and the changed lines are computed in Python (:mod:`lintlora.linediff`, bounded time). An
+  unchanged file is recognised by its blob id without reading the blob; a base blob that a
+  partial clone lacks makes its file wholly changed (lintlora never fetches). No clean filter,
+  textconv driver, external diff, fsmonitor or hook can run; a line-ending-only change
+  (``core.autocrlf``) is no change.
+- whether an untracked file is ignored is asked with ``git check-ignore`` (it reads ignore
+  files, never file contents).
+
+lintlora never writes to a repository.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import subprocess
 from typing import TYPE_CHECKING, Iterable
 
+from lintlora.gitrun import (GitDiffError, Repository, in_nested_repository, inside, is_tracked,
+                             printable, relative_path, repository, run_git, run_git_bytes)
 from lintlora.report.locations import file_line
+from lintlora.safeio import read_bounded
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import RunResult
     from lintlora.training_setup import Span
 
-__all__ = ["GitDiffError", "ChangedLines", "changed_lines", "parse_unified_diff", "filter_result"]
+__all__ = ["GitDiffError", "ChangedLines", "changed_lines", "filter_result", "run_git",
+           "is_tracked", "MAX_COMPARED_BYTES"]
 
 ChangedLines = dict  # real path -> set of 1-based line numbers, or None for "the whole file"
 
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-_OCTAL = re.compile(r"\\([0-7]{3})|\\(.)")
+MAX_COMPARED_BYTES = 64 * 2**20
+"""A linted file (or its base blob) above this many bytes counts as wholly changed (it is not
+read to compare)."""
+
+_BATCH_BYTES = 32 * 2**20  # blob bytes fetched by one `git cat-file --batch`
+_ARGS_CHARS = 8000         # path characters on one git command line (Windows allows 32,767)
+
+def _chunks(paths: list[str]) -> Iterable[list[str]]:
+    """``paths`` in groups that fit one command line."""
+    group: list[str] = []
+    size = 0
+    for path in paths:
+        if group and size + len(path) > _ARGS_CHARS:
+            yield group
+            group, size = [], 0
+        group.append(path)
+        size += len(path) + 1
+    if group:
+        yield group
 
 
-class GitDiffError(Exception):
-    """git is missing, the folder is not a repository, or the ref does not exist."""
-
-
-def _git(args: list[str], cwd: str) -> str:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
-    except FileNotFoundError:
-        raise GitDiffError("git is not installed or not on PATH") from None
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip() or f"git {args[0]} failed"
-        raise GitDiffError(message)
-    return done.stdout.decode("utf-8", "surrogateescape")
-
-
-def _unquote(path: str) -> str:
-    """Undo git's C-style quoting of unusual paths (``"a\\303\\251.py"``)."""
-    if not (path.startswith('"') and path.endswith('"')):
-        return path
-    body = path[1:-1]
-    raw = bytearray()
-    simple = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
-              "r": "\r", "v": "\v"}
-    position = 0
-    for m in _OCTAL.finditer(body):
-        raw += body[position:m.start()].encode("utf-8", "surrogateescape")
-        if m.group(1):
-            raw.append(int(m.group(1), 8))
-        else:
-            raw += simple.get(m.group(2), m.group(2)).encode("utf-8")
-        position = m.end()
-    raw += body[position:].encode("utf-8", "surrogateescape")
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def parse_unified_diff(text: str) -> dict[str, set[int]]:
-    """Changed lines of the new side of a ``git diff -U0`` (paths as in the diff, no ``b/``)."""
-    changed: dict[str, set[int]] = {}
-    current: str | None = None
-    for line in text.splitlines():
-        if line.startswith("+++ "):
-            target = _unquote(line[4:].rstrip("\t"))
-            if target == "/dev/null":
-                current = None
-            else:
-                current = target[2:] if target.startswith("b/") else target
-                changed.setdefault(current, set())
-            continue
-        if current is None:
-            continue
-        m = _HUNK.match(line)
-        if not m:
-            continue
-        start = int(m.group(1))
-        count = int(m.group(2)) if m.group(2) is not None else 1
-        if count == 0:  # a pure deletion after line `start`
-            changed[current].update({max(start, 1), start + 1})
-        else:
-            changed[current].update(range(start, start + count))
-    return changed
-
-
-def _repository_of(folder: str) -> str:
-    """The top folder of the git work tree holding ``folder`` (git runs *in* that folder, so
-    the answer does not depend on lintlora's working directory).
+def _base_commit(repo: Repository, ref: str) -> str:
+    """The commit ``--diff-only`` compares with: the merge base of ``ref`` and ``HEAD``, or
+    ``ref`` itself when they share no history (a shallow clone).
 
     Raises:
-        GitDiffError: no git, or ``folder`` is in no repository (the message names it).
+        GitDiffError: ``ref`` is not a commit in ``repo`` (or is shaped like an option).
     """
+    unknown = GitDiffError(f"unknown git ref {printable(repr(ref))} in the repository at "
+                          f"{printable(repo.top)}")
+    if not ref or ref.startswith("-") or any(c in ref for c in "\0\n\r"):
+        raise unknown  # (no --end-of-options: rev-parse has it from git 2.30 only)
     try:
-        return _git(["-C", folder, "rev-parse", "--show-toplevel"], folder).strip()
-    except GitDiffError as exc:
-        if "not a git repository" in str(exc):
-            raise GitDiffError(f"{folder} is not in a git repository") from None
-        raise
+        commit = run_git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+                         repo.top).strip()
+    except GitDiffError:
+        raise unknown from None
+    try:
+        return run_git(["merge-base", commit, "HEAD"], repo.top).strip() or commit
+    except GitDiffError:
+        return commit
 
 
-def _changed_in(top: str, ref: str) -> ChangedLines:
-    """Changed lines since ``ref`` in the repository whose top folder is ``top``."""
+def _tree_entries(repo: Repository, base: str, paths: list[str]) -> dict[str, tuple[str, str]]:
+    """``path -> (mode, object id)`` of the entries of ``base``'s tree named ``paths``
+    (``git ls-tree``, which reads trees only: a blob a partial clone lacks is no matter; a
+    path that ``base`` lacks has no entry)."""
+    entries: dict[str, tuple[str, str]] = {}
+    wanted = set(paths)
+    for group in _chunks(paths):
+        out = run_git(["ls-tree", "-z", "--full-tree", base, "--", *group], repo.top)
+        for record in out.split("\0"):
+            info, tab, path = record.partition("\t")
+            fields = info.split()
+            if tab and len(fields) == 3 and path in wanted:
+                mode, _kind, oid = fields
+                entries[path] = (mode, oid)
+    return entries
+
+
+def _blob_sizes(repo: Repository, oids: list[str]) -> dict[str, int]:
+    """The size in bytes of each blob of ``oids`` that the repository has
+    (``git cat-file --batch-check``; empty when git fails, as it does in a partial clone that
+    lacks one: lintlora never fetches)."""
+    if not oids:
+        return {}
+    data = "".join(oid + "\n" for oid in oids).encode("ascii")
     try:
-        _git(["-C", top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], top)
+        out = run_git(["cat-file", "--batch-check"], repo.top, input=data,
+                      max_output=128 * len(oids) + 4096)
     except GitDiffError:
-        raise GitDiffError(f"unknown git ref {ref!r} in the repository at {top}") from None
+        return {}
+    sizes = {}
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) == 3 and fields[1] == "blob" and fields[2].isdigit():
+            sizes[fields[0]] = int(fields[2])
+    return sizes
+
+
+def _ignored(repo: Repository, paths: list[str]) -> set[str]:
+    """Those of the untracked-or-tracked ``paths`` that are untracked and ignored
+    (``git check-ignore``; a tracked file is never reported). Empty when git cannot say."""
+    if not paths:
+        return set()
+    # "./" keeps a name like ":(top)x" from being read as pathspec magic; git echoes it
+    data = "".join(f"./{path}\0" for path in paths).encode("utf-8", "surrogateescape")
     try:
-        base = _git(["-C", top, "merge-base", ref, "HEAD"], top).strip() or ref
+        out = run_git(["check-ignore", "-z", "--stdin"], repo.top, input=data, ok_status=(0, 1))
     except GitDiffError:
-        base = ref  # no common history (a shallow clone): compare with the ref itself
-    diff = _git(["-C", top, "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff",
-                 "-U0", "--src-prefix=a/", "--dst-prefix=b/", base, "--"], top)
+        return set()  # counted as changed: more findings shown, none hidden
+    return {path[2:] for path in out.split("\0") if path.startswith("./")}
+
+
+def _blob_id(data: bytes, oid_length: int) -> str:
+    """git's id of a blob holding ``data`` (SHA-1, or SHA-256 for a 64-digit ``oid_length``)."""
+    import hashlib  # only for --diff-only (start-up: test_startup)
+
+    digest = hashlib.sha256 if oid_length == 64 else hashlib.sha1
+    return digest(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _fetch_blobs(repo: Repository, oids: list[str], total: int) -> dict[str, bytes]:
+    """The contents of the blobs ``oids`` (``total`` bytes in all, as :func:`_blob_sizes`
+    found them), read with one ``git cat-file --batch`` (raw bytes: no textconv, no
+    filters). A missing object has no entry.
+
+    Raises:
+        GitDiffError: git failed; a partial clone (lintlora never fetches: ``protocol.allow``
+            is ``never``) makes ``cat-file`` stop at the first blob it lacks.
+    """
+    data = "".join(oid + "\n" for oid in oids).encode("ascii")
+    out = run_git_bytes(["cat-file", "--batch"], repo.top, input=data,
+                        max_output=total + 128 * len(oids) + 4096)[1]
+    blobs: dict[str, bytes] = {}
+    position = 0
+    while position < len(out):
+        end = out.find(b"\n", position)
+        if end < 0:
+            break
+        header = out[position:end].split()
+        position = end + 1
+        if len(header) == 3 and header[1] == b"blob" and header[2].isdigit():
+            size = int(header[2])
+            blobs[header[0].decode("ascii")] = out[position:position + size]
+            position += size + 1
+        # "<oid> missing": no contents follow
+    return blobs
+
+
+def _compare(repo: Repository, base: str, files: dict[str, str]) -> ChangedLines:
+    """Changed lines of ``files`` (``git path -> real path``, all in ``repo``) since ``base``.
+
+    A file whose bytes hash to its base blob's id is unchanged without reading the blob; the
+    others' base blobs are sized (``cat-file --batch-check``), fetched in groups of at most
+    :data:`_BATCH_BYTES` and compared with :func:`lintlora.linediff.changed_new_lines`. A file
+    lintlora cannot read, a base entry that is no regular file (a symbolic link, a submodule,
+    a folder), a blob the repository lacks and anything above :data:`MAX_COMPARED_BYTES`
+    count as wholly changed.
+    """
+    from lintlora.linediff import changed_new_lines
+
     result: ChangedLines = {}
-    for path, lines in parse_unified_diff(diff).items():
-        result[os.path.realpath(os.path.join(top, path))] = lines
-    untracked = _git(["-C", top, "ls-files", "--others", "--exclude-standard", "-z"], top)
-    for path in untracked.split("\0"):
-        if path:
-            result[os.path.realpath(os.path.join(top, path))] = None
+    entries = _tree_entries(repo, base, sorted(files))
+    absent = []
+    differing: list[tuple[str, str]] = []  # (real path, base blob id)
+    for path, real in sorted(files.items()):
+        entry = entries.get(path)
+        if entry is None:
+            absent.append(path)
+            continue
+        mode, oid = entry
+        try:
+            current = read_bounded(real, MAX_COMPARED_BYTES)
+        except (OSError, ValueError):
+            result[real] = None  # lintlora could not read it either: its error shows
+            continue
+        if mode not in ("100644", "100755"):
+            result[real] = None
+        elif _blob_id(current, len(oid)) != oid:
+            differing.append((real, oid))
+    sizes = _blob_sizes(repo, sorted({oid for _, oid in differing}))
+    group: list[tuple[str, str]] = []
+    group_bytes = 0
+
+    def compare_group() -> None:
+        try:
+            blobs = _fetch_blobs(repo, sorted({oid for _, oid in group}), group_bytes)
+        except GitDiffError:
+            blobs = {}  # counted as wholly changed: more findings shown, none hidden
+        for real, oid in group:
+            old = blobs.get(oid)
+            try:
+                current = read_bounded(real, MAX_COMPARED_BYTES)
+            except (OSError, ValueError):
+                old = None
+            lines = None if old is None else changed_new_lines(old, current)
+            if lines is None or lines:
+                result[real] = lines
+        group.clear()
+
+    for real, oid in differing:
+        size = sizes.get(oid)
+        if size is None or size > MAX_COMPARED_BYTES:
+            result[real] = None
+            continue
+        if group and group_bytes + size > _BATCH_BYTES:
+            compare_group()
+            group_bytes = 0
+        group.append((real, oid))
+        group_bytes += size
+    if group:
+        compare_group()
+    ignored = _ignored(repo, absent)
+    for path in absent:
+        if path not in ignored:
+            result[files[path]] = None
     return result
 
 
@@ -135,34 +253,45 @@ def changed_lines(ref: str, cwd: str | None = None,
                   paths: Iterable[str] | None = None) -> ChangedLines:
     """Changed lines per file (keyed by real path) since ``ref``; ``None`` = whole file.
 
+    A file with no changed line has no entry (its findings and errors are dropped by
+    :func:`filter_result`).
+
     Args:
-        ref: a git ref (branch, tag, commit) known in each repository involved.
-        cwd: without ``paths``: the folder whose repository is compared (default: the
-            working directory).
-        paths: the linted files (or folders): git runs in the repository of each (``git -C``),
-            so ``lintlora --diff-only main ../other-repo/train.py`` works from anywhere, and
-            files of two repositories are each compared with their own ``ref``.
+        ref: a git ref (branch, tag, commit) of the repository.
+        cwd: the folder whose repository is used (default: the working directory). Only that
+            repository is ever asked (see the module's notes).
+        paths: the linted files; folders among them are skipped. Without ``paths``, every
+            tracked file and every untracked file git does not ignore is compared.
 
     Raises:
-        GitDiffError: no git, a path in no repository (named), or ``ref`` unknown in one.
+        GitDiffError: no git; ``cwd`` in no repository or a refused one; ``ref`` unknown
+            there; a linted file outside the repository (the message names it); a git
+            command failed.
     """
-    if paths is None:
-        folders = [cwd or os.getcwd()]
-    else:
-        folders = []
-        for path in paths:
-            absolute = os.path.realpath(path)
-            folders.append(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))
-    tops: dict[str, str] = {}  # folder -> its repository's top
+    repo = repository(cwd)
+    base = _base_commit(repo, ref)
     result: ChangedLines = {}
-    done: set[str] = set()
-    for folder in folders:
-        if folder not in tops:
-            tops[folder] = _repository_of(folder)
-        top = tops[folder]
-        if top not in done:
-            done.add(top)
-            result.update(_changed_in(top, ref))
+    files: dict[str, str] = {}  # git path -> real path
+    if paths is None:
+        listed = run_git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         repo.top)
+        paths = [os.path.join(repo.top, p) for p in sorted(set(listed.split("\0")) - {""})]
+    seen: dict[str, bool] = {}
+    for path in paths:
+        real = os.path.realpath(path)
+        if real == repo.top or os.path.isdir(real) and inside(real, repo):
+            continue
+        if not inside(real, repo):
+            raise GitDiffError(f"{printable(os.fspath(path))} is outside the git repository at "
+                               f"{printable(repo.top)} (--diff-only compares the files of the "
+                               f"repository lintlora is started in)")
+        if os.path.isdir(real):
+            continue
+        if in_nested_repository(real, repo, seen):
+            result[real] = None  # another repository's file: never asked, counted as changed
+            continue
+        files[relative_path(real, repo)] = real
+    result.update(_compare(repo, base, files))
     return result
 
 

@@ -360,30 +360,17 @@ def test_diff_only_keeps_a_finding_about_a_changed_config_as_a_whole(tmp_path):
 
 
 def test_diff_only_pure_deletion_marks_neighbours(work):
-    from lintlora.gitdiff import parse_unified_diff
+    """A pure deletion marks the lines on either side; added lines are marked themselves.
+    (Until issue 12 this parsed ``git diff -U0`` output; the lines are now computed from the
+    base blob and the file's bytes, :mod:`lintlora.linediff`, with the same meaning.)"""
+    from lintlora.linediff import changed_new_lines
 
-    diff = textwrap.dedent("""\
-        diff --git a/a.py b/a.py
-        --- a/a.py
-        +++ b/a.py
-        @@ -3 +2,0 @@
-        -    gradient_checkpointing=True,
-        @@ -10,2 +9,3 @@
-        +x
-        +y
-        +z
-        diff --git "a/\\303\\251.py" "b/\\303\\251.py"
-        --- "a/\\303\\251.py"
-        +++ "b/\\303\\251.py"
-        @@ -1 +1 @@
-        -a
-        +b
-        --- a/gone.py
-        +++ /dev/null
-        @@ -1 +0,0 @@
-        -x
-    """)
-    assert parse_unified_diff(diff) == {"a.py": {2, 3, 9, 10, 11}, "é.py": {1}}
+    old = "".join(f"line {n}\n" for n in range(1, 12)).encode()
+    lines = old.decode().splitlines(keepends=True)
+    del lines[2]                                   # old line 3 removed: after new line 2
+    lines[8:10] = ["x\n", "y\n", "z\n"]            # old lines 10-11 replaced by three
+    assert changed_new_lines(old, "".join(lines).encode()) == {2, 3, 9, 10, 11}
+    assert changed_new_lines("é\n".encode(), "e\n".encode()) == {1}
 
 
 def test_diff_only_bad_ref_and_not_a_repo(work):
@@ -394,8 +381,11 @@ def test_diff_only_bad_ref_and_not_a_repo(work):
     assert result.exit_code == 2 and "unknown git ref" in result.output
 
 
-def test_diff_only_runs_git_in_each_file_s_repository(work, monkeypatch):
-    """From outside any repository, each linted file is compared in its own repository."""
+def test_diff_only_compares_only_the_working_directory_s_repository(work, monkeypatch):
+    """git runs only in the repository lintlora is started in (issue 12: never in a linted
+    file's own folder, which may be a folder that git takes for a repository). From outside
+    any repository that is a usage error; a file of another repository is one too, naming it.
+    (Until issue 12 each file was compared in its own repository.)"""
     repos = []
     for name in ("one", "two"):
         repo = work / name
@@ -408,16 +398,18 @@ def test_diff_only_runs_git_in_each_file_s_repository(work, monkeypatch):
         repos.append(repo)
     outside = work / "elsewhere"
     outside.mkdir()
-    monkeypatch.chdir(outside)  # not a repository: git must not run here
-    result = invoke(str(repos[0] / "t.py"), str(repos[1]), "--select", "TS001",
-                    "--format", "json", "--diff-only", "main")
-    assert result.exit_code == 1, result.output
-    doc = json.loads(result.output)
-    assert sorted((os.path.basename(os.path.dirname(os.path.abspath(f["path"]))), f["line"])
-                  for f in doc["findings"]) == [("one", 2), ("two", 2)]
+    monkeypatch.chdir(outside)  # not a repository
     (outside / "loose.py").write_text("bad()\n")
-    result = CliRunner().invoke(app, ["loose.py", "--diff-only", "main"])
-    assert result.exit_code == 2 and "elsewhere is not in a git repository" in result.output
+    for paths in (["loose.py"], [str(repos[0] / "t.py")]):
+        result = CliRunner().invoke(app, [*paths, "--diff-only", "main"])
+        assert result.exit_code == 2 and "elsewhere is not in a git repository" in result.output
+    monkeypatch.chdir(repos[0])
+    result = invoke("t.py", "--select", "TS001", "--format", "json", "--diff-only", "main")
+    assert [(f["path"], f["line"]) for f in json.loads(result.output)["findings"]] == \
+        [("t.py", 2)]
+    result = CliRunner().invoke(app, ["t.py", str(repos[1]), "--diff-only", "main"])
+    assert result.exit_code == 2
+    assert f"{repos[1] / 't.py'} is outside the git repository at" in result.output
 
 
 # ---- start-up ----------------------------------------------------------------------------------
