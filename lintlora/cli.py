@@ -5,7 +5,11 @@ libcst, yaml or the rules; everything else goes to the click application in
 :mod:`lintlora.cli_app` (``lintlora.cli.app`` is that click group, for ``CliRunner`` tests).
 
 Exit status: 0 nothing at or above ``--fail-on``; 1 findings (or a file that could not be
-read); 2 a usage or configuration error, or an internal error.
+read); 2 a usage or configuration error, an output that cannot be written (``-o`` refused, a
+full disk, standard output closed: a message on standard error says which), or an internal
+error. When the reader of standard output goes away (``lintlora ... | head -1``) the run ends
+quietly: a lint with the status it had (0, 1 or 2), the other commands with 1 (click's
+convention for a closed pipe).
 """
 
 from __future__ import annotations
@@ -50,7 +54,10 @@ def _collect_only_between_files() -> None:
 
 
 def _exit_now(status: object) -> None:
-    """``sys.exit(status)`` without the interpreter's teardown: flush, then ``os._exit``."""
+    """``sys.exit(status)`` without the interpreter's teardown: flush, then ``os._exit``.
+
+    A failed flush of standard output is reported like any failed write (status 2), except a
+    closed pipe, which keeps the status (see the module docstring)."""
     import os
 
     if status is None:
@@ -58,18 +65,57 @@ def _exit_now(status: object) -> None:
     elif isinstance(status, int):
         code = status
     else:  # sys.exit("message") prints the message and exits with 1
-        sys.stderr.write(f"{status}\n")
+        _write_stderr(f"{status}\n")
         code = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            code = code or 1
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    except (OSError, ValueError) as exc:
+        _write_stderr(f"lintlora: error: cannot write to standard output: {_why(exc)}\n")
+        code = 2
+    try:
+        if sys.stderr is not None:
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
     os._exit(code & 0xFF)
 
 
+def _why(exc: BaseException) -> str:
+    """A failed write's reason in words (see :func:`lintlora.output.describe_write_error`)."""
+    import errno
+
+    if isinstance(exc, OSError):
+        return "it is closed" if exc.errno == errno.EBADF else (exc.strerror or str(exc))
+    return "it is closed" if isinstance(exc, ValueError) else str(exc)
+
+
+def _stdout_closed() -> bool:
+    """Whether standard output was closed when the process started (``>&-``)."""
+    from lintlora.output import ClosedStream
+
+    return isinstance(sys.stdout, ClosedStream)
+
+
+def _write_stderr(text: str) -> None:
+    """Write ``text`` to standard error if it can take it (it may be closed or full)."""
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
 def _main(args: list[str]) -> int:
-    if args in (["--version"], ["-V"]):
+    import os
+
+    from lintlora.output import reserve_standard_fds
+
+    reserve_standard_fds()  # `lintlora x.py >&-`: no file opened later becomes the output
+    if args in (["--version"], ["-V"]) and not os.path.lexists(args[0]):
         from lintlora import __version__
 
         sys.stdout.write(f"lintlora {__version__}\n")
@@ -79,20 +125,32 @@ def _main(args: list[str]) -> int:
     try:
         return app.main(args=args, prog_name="lintlora")
     except BrokenPipeError:
-        # the reader went away (``lintlora ... | head``): stop quietly, as other linters do
-        import os
+        # the reader went away (click itself turns this into status 1 for the commands; the
+        # lint keeps its own status, in cli_app._write_report): stop quietly
+        from lintlora.output import silence_stdout
 
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        silence_stdout()
         return 1
+    except OSError as exc:
+        # the system refused a write or a read (a full disk, standard output closed): a
+        # condition of the machine, not a bug of lintlora; the message says which
+        import errno
+
+        if _stdout_closed():
+            _write_stderr(f"lintlora: error: cannot write to standard output: {_why(exc)}\n")
+        elif exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):  # only writes fail so
+            _write_stderr(f"lintlora: error: cannot write the output: {_why(exc)}\n")
+        else:
+            name = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+            _write_stderr(f"lintlora: error: {exc.strerror or exc}{name}\n")
+        return 2
     except Exception as exc:  # noqa: BLE001 - the last boundary: never a bare traceback
-        import os
         import traceback
 
         if os.environ.get("LINTLORA_DEBUG"):
             traceback.print_exc()
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        sys.stderr.write(
+        _write_stderr(
             f"lintlora: internal error: {type(exc).__name__}: {exc} (at "
             f"{os.path.basename(where.filename)}:{where.lineno}); please report it at "
             f"https://github.com/lintlora/lintlora/issues (set LINTLORA_DEBUG=1 for the "

@@ -10,14 +10,16 @@ yaml, the rules) are imported inside the commands, when they run.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import Any
 
 import click
 
 from lintlora import __version__
+from lintlora.argv import PATHS_LAST_FLAG, PathsFirstCommand
+from lintlora.cli_numbers import BoundedInt, parse_count
 from lintlora.findings import Severity
+from lintlora.limits import MAX_CPUS, MAX_JOBS, MAX_PARAMS, MAX_TOKENS
 
 __all__ = ["app", "parse_count"]
 
@@ -25,25 +27,6 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 # ---- value parsing ---------------------------------------------------------------------------
-
-_COUNT = r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*([kKmMbBgGtT]?)\s*"  # compiled on use
-_COUNT_UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
-
-
-def parse_count(text: str) -> float:
-    """``"7B"`` -> 7e9, ``"1.5b"``, ``"500M"``, ``"7e9"``, ``"20k"`` (decimal units).
-
-    Raises:
-        ValueError: not a positive count.
-    """
-    m = re.fullmatch(_COUNT, text)
-    if not m:
-        raise ValueError(f"not a count: {text!r} (examples: 7B, 500M, 7e9)")
-    value = float(m.group(1)) * _COUNT_UNITS[m.group(2).lower()]
-    if value <= 0:
-        raise ValueError(f"must be positive: {text!r}")
-    return value
-
 
 def _codes(values: tuple[str, ...]) -> tuple[str, ...] | None:
     if not values:
@@ -90,10 +73,13 @@ class _CheckContext(click.Context):
         return super().command_path
 
 
-class _CheckCommand(click.Command):
-    """The ``check`` command, in a :class:`_CheckContext`."""
+class _CheckCommand(PathsFirstCommand):
+    """The ``check`` command, in a :class:`_CheckContext`; an argument naming an existing file
+    is a path, never an option (:mod:`lintlora.argv`), and ``--paths-last`` makes every
+    argument from the first path on a path (the pre-commit hook's entry)."""
 
     context_class = _CheckContext
+    paths_last_flag = PATHS_LAST_FLAG
 
 
 class _LintloraGroup(click.Group):
@@ -101,8 +87,11 @@ class _LintloraGroup(click.Group):
     train.py``, while ``lintlora rules`` runs the ``rules`` command."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in ("-h", "--help", "--version")
-                        and self.get_command(ctx, args[0]) is None):
+        # a file named --help or --version (pre-commit passes file names as they are) is a
+        # path to lint, not the group's option (lintlora.argv)
+        if not args or (self.get_command(ctx, args[0]) is None
+                        and (args[0] not in ("-h", "--help", "--version")
+                             or os.path.lexists(args[0]))):
             args = ["check", *args]
             ctx.meta[_IMPLICIT_CHECK] = True  # shared with the check command's context
         return super().parse_args(ctx, args)
@@ -216,14 +205,14 @@ def _cli_values(opts: dict[str, Any]) -> dict[str, Any]:
         values["model_config"] = opts["model_config"]
     if opts["params"]:
         try:
-            values["params"] = parse_count(opts["params"])
+            values["params"] = parse_count(opts["params"], MAX_PARAMS)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--params") from None
     if opts["cpus"] is not None:
         values["cpus"] = opts["cpus"]
     if opts["tokens"]:
         try:
-            values["tokens"] = int(parse_count(opts["tokens"]))
+            values["tokens"] = int(parse_count(opts["tokens"], MAX_TOKENS))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--tokens") from None
     if opts["fail_on"]:
@@ -278,7 +267,7 @@ class _LintPath(click.Path):
 @click.option("--gpu", metavar="NAME",
               help="GPU to check against: a catalog name (rtx3090, a100-80gb, t4) or an "
                    "nvidia-smi name.")
-@click.option("--gpu-memory", metavar="SIZE", help="Usable GPU memory, e.g. 24GiB (overrides the catalog).")
+@click.option("--gpu-memory", metavar="SIZE", help="Usable GPU memory, e.g. 24GiB, at most 1 PiB (overrides the catalog).")
 @click.option("--model", metavar="HUB_ID",
               help="Model to assume where the script does not name one: it reads the model "
                    "from its arguments (an argparse/dataclass/environment default, sys.argv) "
@@ -287,14 +276,18 @@ class _LintPath(click.Path):
 @click.option("--model-config", type=click.Path(exists=True), metavar="PATH",
               help="Local config.json describing the model's architecture, used where "
                    "--model would be (not for a model the script names and lintlora knows).")
-@click.option("--params", metavar="COUNT", help="Parameter count of an unknown model (7B) for a rough estimate.")
-@click.option("--cpus", type=click.IntRange(min=1), metavar="N",
+@click.option("--params", metavar="COUNT", help="Parameter count of an unknown model (7B, at most 1e15) for a rough estimate.")
+@click.option("--cpus", type=BoundedInt(min=1, max=MAX_CPUS), metavar="N",
               help="Host CPU count (LL007 compares DataLoader workers with it).")
-@click.option("--tokens", metavar="N", help="Training-set size in tokens (for the time estimate).")
+@click.option("--tokens", metavar="N", help="Training-set size in tokens, at most 1e15 (for the time estimate).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github", "markdown"]),
               default="text", show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
-              help="Write the report to FILE instead of standard output.")
+              help="Write the report to FILE instead of standard output: a regular file (never "
+                   "one of the linted files or one git tracks, unless --force), /dev/null, "
+                   "/dev/stdout or /dev/stderr.")
+@click.option("--force", is_flag=True,
+              help="Let -o overwrite a file that is one of the linted files or tracked by git.")
 @click.option("--select", multiple=True, metavar="CODES",
               help="Only these rules (comma list of codes or prefixes; replaces the config's).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (comma list).")
@@ -308,8 +301,8 @@ class _LintPath(click.Path):
               help="Print the extracted training setups instead of findings.")
 @click.option("--diff-only", "--changed-since", "diff_ref", metavar="REF",
               help="Report only findings on lines changed since git REF (review-bot mode).")
-@click.option("--max-file-size", metavar="SIZE", help="Skip files larger than SIZE (e.g. 5MiB) [default: 5MiB].")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), metavar="N",
+@click.option("--max-file-size", metavar="SIZE", help="Skip files larger than SIZE (e.g. 5MiB, at most 1GiB) [default: 5MiB].")
+@click.option("--jobs", "-j", type=BoundedInt(min=1, max=MAX_JOBS), metavar="N",
               help="Worker processes for many files [default: one per CPU].")
 @click.option("--cache-dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Results cache folder [default: $XDG_CACHE_HOME/lintlora or ~/.cache/lintlora].")
@@ -318,22 +311,28 @@ class _LintPath(click.Path):
               metavar="PATH", help="Use this pyproject.toml's [tool.lintlora] for every path.")
 @click.option("--no-config", is_flag=True, help="Ignore [tool.lintlora] configuration files.")
 @click.option("--color/--no-color", default=None, help="Force colour on or off [default: on a terminal].")
+@click.option(PATHS_LAST_FLAG, is_flag=True, expose_value=False,
+              help="Every argument from the first path on is a path, even one that looks like an "
+                   "option (the pre-commit hook passes it: its args, then the file names).")
 @click.option("--verbose", is_flag=True,
               help="Also note each named YAML/JSON file skipped as no training config (by "
                    "default noted only when it is the one path given).")
 @click.version_option(__version__, "--version", "-V", prog_name="lintlora",
                       message="%(prog)s %(version)s")
-def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str | None,
+def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
+          config_path: str | None,
           no_config: bool, show_setup: bool, diff_ref: str | None, color: bool | None,
           jobs: int | None, cache_dir: str | None, no_cache: bool, verbose: bool,
           **opts: Any) -> None:
     """Lint PATH... (files and folders: *.py, *.ipynb, *.yaml, *.yml; .json when named).
 
-    Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or internal error.
+    Exit status: 0 nothing at or above --fail-on, 1 findings, 2 a usage error, a report that
+    cannot be written (-o refused, a full disk, standard output closed) or an internal error.
     """
     if not paths:
         click.echo("lintlora: no paths given; nothing to lint (try `lintlora --help`)", err=True)
         sys.exit(0)
+    _check_output_target(output, force, paths)
     if show_setup and fmt not in _SHOW_SETUP_FORMATS:
         raise click.UsageError(f"--show-setup prints {' or '.join(_SHOW_SETUP_FORMATS)}, not "
                                f"--format {fmt} (that format is for findings)")
@@ -372,28 +371,82 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str
             raise click.BadParameter(str(exc), param_hint="--diff-only") from None
         result = filter_result(result, changed)
 
-    try:
-        stream = open(output, "w", encoding="utf-8", newline="\n") if output else sys.stdout
-    except OSError as exc:
-        _fail(f"cannot write {output}: {exc.strerror or exc}")
-        return
-    try:
-        if show_setup:
-            _show_setups(result, fmt, stream, color)
-        else:
-            from lintlora.report import render
-
-            render(result, fmt, stream, color=color)
-    finally:
-        if output:
-            stream.close()
+    status = _show_setup_exit_code(result) if show_setup else result.exit_code()
+    _write_report(result, fmt, output, force, show_setup, color, paths, status)
     if output and fmt != "text":
         # a short human line on stderr so CI logs show what happened
         click.echo(f"lintlora: {len(result.findings)} finding(s) in {len(result.files)} file(s); "
                    f"report written to {output}", err=True)
-    if show_setup:
-        sys.exit(_show_setup_exit_code(result))
-    sys.exit(result.exit_code())
+    sys.exit(status)
+
+
+def _linted_inputs(paths: tuple[str, ...], result: Any) -> list[str]:
+    """The paths the report must never replace: those given, and every file the run read,
+    could not read, or noted."""
+    inputs = list(paths) + list(result.files)
+    inputs += [item.path for item in (*result.errors, *result.notices) if item.path]
+    return inputs
+
+
+def _write_report(result: Any, fmt: str, output: str | None, force: bool, show_setup: bool,
+                  color: bool | None, paths: tuple[str, ...], status: int) -> None:
+    """Write the report to ``-o`` (:func:`lintlora.output.open_report`) or standard output.
+
+    Exits with status 2 and a message naming the target when it is refused or a write fails
+    (a full disk, a closed standard output); a closed pipe on standard output (``| head -1``)
+    ends the run quietly with the run's own ``status``.
+    """
+    from lintlora.output import Report, OutputError, describe_write_error, open_report, \
+        silence_stdout
+
+    if output:
+        try:
+            report = open_report(output, inputs=_linted_inputs(paths, result), force=force)
+        except OutputError as exc:
+            _fail(f"-o: {exc}")
+            return
+    else:
+        report = Report(sys.stdout, owned=False)
+    stream = report.stream
+    try:
+        try:
+            if show_setup:
+                _show_setups(result, fmt, stream, color)
+            else:
+                from lintlora.report import render
+
+                render(result, fmt, stream, color=color)
+            stream.flush()
+        finally:
+            if report.owned:
+                stream.close()
+    except BrokenPipeError:
+        if stream is sys.stdout:
+            silence_stdout()
+            sys.exit(status)  # the reader stopped reading (`| head -1`): no message
+        _fail(f"cannot write the report to {output or 'standard output'}: the reader went away")
+    except OSError as exc:
+        _fail(f"cannot write the report to {output or 'standard output'}: "
+              f"{describe_write_error(exc)}")
+
+
+def _check_output_target(output: str | None, force: bool, paths: tuple[str, ...]) -> None:
+    """Before linting, refuse a report target that cannot be used: standard output closed
+    (``>&-``) without ``-o``, or ``-o`` naming a file given to lint or tracked by git (without
+    ``--force``). The full check, with every file the run read, is made again when the report
+    is opened (:func:`lintlora.output.open_report`). Exits with status 2 and a message."""
+    from lintlora.output import ClosedStream, protected_reason
+
+    if output is None:
+        if isinstance(sys.stdout, ClosedStream):
+            _fail("standard output is closed: there is nowhere to print the report "
+                  "(give -o FILE)")
+        return
+    if not force:
+        reason = protected_reason(output, paths)
+        if reason:
+            _fail(f"-o: refusing to overwrite {output}: it is {reason} (pass --force to "
+                  f"overwrite it anyway)")
 
 
 _SHOW_SETUP_FORMATS = ("text", "json")

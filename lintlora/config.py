@@ -17,15 +17,16 @@ Keys (kebab-case, as in the file)::
     exclude = ["legacy/", "*.ipynb"]
     fail-on = "warning"             # info | warning | error
     gpu = "rtx3090"
-    gpu-memory = "24GiB"            # or a number of bytes
+    gpu-memory = "24GiB"            # or a number of bytes; at most 1 PiB
     model = "meta-llama/Llama-2-7b-hf"  # used where a script's model cannot be resolved
     model-config = "configs/config.json"  # likewise (it must exist); --model-config overrides
-    cpus = 16
-    max-file-size = "5MiB"          # or a number of bytes
+    cpus = 16                       # 1 to 8192
+    max-file-size = "5MiB"          # or a number of bytes; at most 1 GiB
 
 Paths and glob patterns in the file are relative to the file's folder. Unknown keys, values of
-the wrong type, unknown rule codes and a ``model-config`` that does not exist raise
-:class:`ConfigError` naming the key and the file.
+the wrong type or out of range (the ranges and why: :mod:`lintlora.limits`), unknown rule codes
+and a ``model-config`` that does not exist raise :class:`ConfigError` naming the key and the
+file.
 
 ``model`` and ``model-config`` are defaults: they apply only where a script's model cannot be
 resolved (``Settings.default_model`` / ``Settings.default_model_config``); ``--model`` and
@@ -41,6 +42,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from lintlora.findings import Severity
+from lintlora.limits import (MAX_CPUS, MAX_FILE_SIZE_LIMIT, MAX_GPU_MEMORY_BYTES,
+                             MAX_NUMBER_CHARS, format_bytes)
 from lintlora.settings import Settings, parse_memory_size
 
 __all__ = [
@@ -162,24 +165,37 @@ def validate_codes(codes: Iterable[str], known: Iterable[str], where: str) -> No
 def parse_file_size(value: Any) -> int:
     """A file-size limit: a number of bytes (``5242880``) or a size with a unit (``5MiB``).
 
-    Unlike ``--gpu-memory``, a bare number is always bytes here.
+    Unlike ``--gpu-memory``, a bare number is always bytes here. At most
+    :data:`lintlora.limits.MAX_FILE_SIZE_LIMIT` (1 GiB).
 
     Raises:
-        ValueError: not a positive size.
+        ValueError: not a positive size, or above the limit.
     """
     if isinstance(value, bool):
         raise ValueError(f"not a file size: {value!r}")
+    if isinstance(value, str) and len(value) > MAX_NUMBER_CHARS:
+        raise ValueError(f"not a file size: {value[:24]!r}... is {len(value):,} characters long "
+                         f"(examples: 5MiB, 1048576)")
     if isinstance(value, int):
         size = value
     elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         size = int(value.strip())
     elif isinstance(value, str):
-        size = parse_memory_size(value)
+        size = parse_memory_size(value, maximum=MAX_FILE_SIZE_LIMIT)
     else:
         raise ValueError(f"not a file size: {value!r} (examples: 5MiB, 1048576)")
     if size <= 0:
         raise ValueError(f"file size must be positive: {value!r}")
+    if size > MAX_FILE_SIZE_LIMIT:
+        raise ValueError(f"{_short(value)} is more than {format_bytes(MAX_FILE_SIZE_LIMIT)}, the "
+                         f"largest file size limit accepted")
     return size
+
+
+def _short(value: Any) -> str:
+    """``repr(value)`` for a message, at most about 40 characters (a 400-digit number is cut)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:24]}... ({len(text):,} characters)"
 
 
 def _string(value: Any, where: str) -> str:
@@ -243,14 +259,19 @@ def _convert(key: str, value: Any, where: str, root: str, known_codes: Iterable[
         try:
             if isinstance(value, int) and not isinstance(value, bool):
                 if value <= 0:
-                    raise ValueError(f"memory size must be positive: {value}")
+                    raise ValueError(f"memory size must be positive: {_short(value)}")
+                if value > MAX_GPU_MEMORY_BYTES:
+                    raise ValueError(f"{_short(value)} bytes is more than "
+                                     f"{format_bytes(MAX_GPU_MEMORY_BYTES)}, the largest size "
+                                     f"accepted")
                 return "gpu_memory_bytes", value
             return "gpu_memory_bytes", parse_memory_size(_string(value, where))
         except ValueError as exc:
             raise ConfigError(f"{where}: {exc}") from None
     if key == "cpus":
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ConfigError(f"{where}: expected a positive integer, got {value!r}")
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_CPUS:
+            raise ConfigError(f"{where}: expected a positive integer, at most {MAX_CPUS:,} "
+                              f"(Linux's largest CPU count), got {_short(value)}")
         return "cpus", value
     if key == "max-file-size":
         try:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from lintlora.findings import Severity
+from lintlora.limits import MAX_GPU_MEMORY_BYTES, MAX_NUMBER_CHARS, format_bytes
 
 __all__ = ["Settings", "parse_memory_size", "DEFAULT_MAX_FILE_BYTES"]
 
@@ -82,21 +84,31 @@ _SIZE_UNITS = {
 }
 
 
-def parse_memory_size(text: str) -> int:
+def parse_memory_size(text: str, maximum: int = MAX_GPU_MEMORY_BYTES) -> int:
     """Parse ``"24GiB"``, ``"24 GB"``, ``"80g"``, ``"25769803776"`` into bytes.
 
     ``GB`` is 10**9 and ``GiB`` 2**30 bytes; a bare ``G`` is read as GiB (as nvidia-smi and
     PyTorch count). A number without a unit is bytes, except that numbers below 4096 are read
-    as GiB (``--gpu-memory 24``).
+    as GiB (``--gpu-memory 24``). The number is read exactly (decimal, not a float), so a
+    400-digit one is simply too large, not an overflow.
+
+    Args:
+        maximum: the largest size accepted, in bytes (default
+            :data:`lintlora.limits.MAX_GPU_MEMORY_BYTES`, 1 PiB).
 
     Raises:
-        ValueError: the text is not a size, or the size is zero or negative (``"0"``,
-            ``"-24GiB"``, ``"0.1B"``): there is no "no GPU" value.
+        ValueError: the text is not a size (or is longer than
+            :data:`lintlora.limits.MAX_NUMBER_CHARS` characters), the size is zero or negative
+            (``"0"``, ``"-24GiB"``, ``"0.1B"``): there is no "no GPU" value; or it is above
+            ``maximum``.
     """
+    if len(text) > MAX_NUMBER_CHARS:
+        raise ValueError(f"not a memory size: {text[:24]!r}... is {len(text):,} characters long "
+                         f"(examples: 24GiB, 80GB, 16g)")
     m = re.fullmatch(r"\s*([-+]?)\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
     if not m:
         raise ValueError(f"not a memory size: {text!r} (examples: 24GiB, 80GB, 16g)")
-    number = float(m.group(2))
+    number = Decimal(m.group(2))
     unit = m.group(3).lower()
     if unit not in _SIZE_UNITS:
         raise ValueError(f"unknown unit {m.group(3)!r} in {text!r} (use B, KB, MB, GB, KiB, MiB, GiB)")
@@ -108,4 +120,7 @@ def parse_memory_size(text: str) -> int:
         # zero or less is no GPU memory at all; it must not quietly mean "no GPU given"
         raise ValueError(f"memory size must be positive: {text!r} (leave the option out when "
                          f"there is no GPU to check against)")
+    if value > maximum:
+        raise ValueError(f"{text.strip()!r} is more than {format_bytes(maximum)}, the largest "
+                         f"size accepted")
     return value

@@ -41,7 +41,9 @@ def _manifest_hook() -> dict:
 
 def test_manifest_is_valid_and_as_documented():
     hook = _manifest_hook()
-    assert hook["id"] == "lintlora" and hook["entry"] == "lintlora"
+    # `check`: a file named like a command is linted; --paths-last: from the first file name
+    # on, nothing is an option (tests below: file names that look like options)
+    assert hook["id"] == "lintlora" and hook["entry"] == "lintlora check --paths-last"
     assert hook["language"] == "python"
     assert hook["types_or"] == ["python", "yaml", "jupyter"]
     assert hook["pass_filenames"] is True
@@ -50,19 +52,26 @@ def test_manifest_is_valid_and_as_documented():
 
 
 @pytest.fixture
-def repo(tmp_path):
+def repo(tmp_path, request):
+    """A git repository with the hook installed; ``indirect`` parametrization gives the hook's
+    ``args`` (as a user's ``.pre-commit-config.yaml`` would)."""
     import yaml
 
     hook = _manifest_hook()
+    program, *entry_args = hook["entry"].split()
+    assert program == "lintlora"
     local = {
         "id": hook["id"],
         "name": hook["name"],
-        "entry": f"{sys.executable} -m lintlora",
+        "entry": " ".join([sys.executable, "-m", "lintlora", *entry_args]),
         "language": "system",
         "types_or": hook["types_or"],
         "pass_filenames": hook["pass_filenames"],
         "require_serial": hook["require_serial"],
     }
+    args = getattr(request, "param", None)
+    if args is not None:
+        local["args"] = list(args)
     work = tmp_path / "project"
     work.mkdir()
     (work / ".pre-commit-config.yaml").write_text(
@@ -168,3 +177,81 @@ def test_python_script_blocks_the_commit(repo):
     done = run("git", "commit", "-m", "good", check=False)
     output = done.stdout + done.stderr
     assert "LL001" not in output
+
+
+# ---- file names that look like options (issue 12, item 3) -----------------------------------
+# pre-commit runs `entry + args + file names` with no `--` before the file names.
+
+HOSTILE_OUTPUT = "--output=.github/workflows/ci.yml"
+"""A file (in a folder named ``--output=.github``) whose name, read as an option, sends the
+report over the repository's CI workflow."""
+
+WORKFLOW = "on: push\njobs: {}\n"
+
+
+def _commit_workflow(work, run):
+    (work / ".github" / "workflows").mkdir(parents=True)
+    (work / ".github" / "workflows" / "ci.yml").write_text(WORKFLOW)
+    run("git", "add", ".github/workflows/ci.yml")
+    run("git", "commit", "-q", "-m", "workflow")
+
+
+@pytest.mark.parametrize("repo", [["--fail-on", "warning"]], indirect=True)
+def test_a_file_named_like_exclude_does_not_switch_the_hook_off(repo):
+    """A committed ``--exclude=*.yml`` used to be read as the option: every YAML file was
+    excluded, 0 files checked, and the hook passed with the bad config staged."""
+    work, run = repo
+    (work / "axolotl.yml").write_text(BAD_CONFIG)
+    (work / "--exclude=*.yml").write_text("{}\n")
+    run("git", "add", "--", "axolotl.yml", "--exclude=*.yml")
+    done = run("git", "commit", "-m", "hostile", check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert "axolotl.yml:11:25 LL001 gradient-checkpointing-off" in output
+    assert "0 files checked" not in output
+
+
+@pytest.mark.parametrize("repo", [["--fail-on", "warning"]], indirect=True)
+def test_a_file_named_like_output_overwrites_nothing(repo):
+    """A committed ``--output=.github/workflows/ci.yml`` used to be read as ``-o``: the report
+    replaced the repository's workflow file."""
+    work, run = repo
+    _commit_workflow(work, run)
+    hostile = work / HOSTILE_OUTPUT
+    hostile.parent.mkdir(parents=True)
+    hostile.write_text("name: decoy\n")
+    (work / "axolotl.yml").write_text(BAD_CONFIG)
+    run("git", "add", "--", HOSTILE_OUTPUT, "axolotl.yml")
+    done = run("git", "commit", "-m", "hostile", check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert "axolotl.yml:11:25 LL001 gradient-checkpointing-off" in output  # checked, printed
+    assert (work / ".github" / "workflows" / "ci.yml").read_text() == WORKFLOW
+    assert hostile.read_text() == "name: decoy\n"
+    assert run("git", "status", "--porcelain", "--", ".github").stdout == ""
+
+
+@pytest.mark.parametrize("repo", [["--fail-on", "error"]], indirect=True)
+def test_the_hooks_args_still_work_next_to_hostile_file_names(repo):
+    """The hook's args are still options: ``--fail-on error`` lets the warning pass (were
+    ``--fail-on`` taken for a path, the hook would fail on a missing file ``error``), while
+    both hostile names are linted as paths and overwrite nothing."""
+    work, run = repo
+    _commit_workflow(work, run)
+    hostile = work / HOSTILE_OUTPUT
+    hostile.parent.mkdir(parents=True)
+    hostile.write_text("name: decoy\n")
+    (work / "--exclude=*.yml").write_text("{}\n")
+    (work / "axolotl.yml").write_text(BAD_CONFIG)
+    run("git", "add", "--", HOSTILE_OUTPUT, "--exclude=*.yml", "axolotl.yml")
+    done = run("git", "commit", "-m", "hostile", check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert (work / ".github" / "workflows" / "ci.yml").read_text() == WORKFLOW
+    # the same run, shown: the finding is reported (a warning, under --fail-on error)
+    done = run(sys.executable, "-m", "pre_commit", "run", "--verbose", "--all-files",
+               check=False)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "axolotl.yml:11:25 LL001 gradient-checkpointing-off" in output
+    assert (work / ".github" / "workflows" / "ci.yml").read_text() == WORKFLOW

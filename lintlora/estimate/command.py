@@ -7,10 +7,16 @@ Heavy modules (rich, the extractors) are imported inside the command function.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import replace
 
 import click
+
+from lintlora.argv import PathsFirstCommand
+from lintlora.cli_numbers import BoundedInt, FiniteFloatRange
+from lintlora.limits import (MAX_BATCH_SIZE, MAX_LORA_RANK, MAX_NUMBER_CHARS, MAX_PARAMS,
+                             MAX_SEQ_LEN, MAX_TOKENS)
 
 __all__ = ["estimate_cmd", "build_report"]
 
@@ -19,22 +25,32 @@ __all__ = ["estimate_cmd", "build_report"]
 # billions (``--params 7``); the smallest causal LMs people fine-tune have tens of millions
 MIN_PARAMS = 1e6
 
-def _parse_count(text: str | None, option: str = "--params") -> float | None:
+def _parse_count(text: str | None, option: str = "--params", maximum: float = MAX_PARAMS
+                 ) -> float | None:
     """``7B``/``7e9``/``500M``/``1.5T`` -> a float; ``None`` for ``None``.
 
+    Args:
+        maximum: the largest count accepted (:mod:`lintlora.limits`).
+
     Raises:
-        click.BadParameter: not a number with an optional K/M/B/G/T suffix (exit 2).
+        click.BadParameter: not a number with an optional K/M/B/G/T suffix, longer than
+            :data:`lintlora.limits.MAX_NUMBER_CHARS`, not finite, or above ``maximum``
+            (exit 2, naming ``option``).
     """
     if text is None:
         return None
+    if len(str(text)) > MAX_NUMBER_CHARS:
+        raise click.BadParameter(f"not a count: {str(text)[:24]!r}... is {len(str(text)):,} "
+                                 f"characters long (examples: 7B, 7e9, 500M)", param_hint=option)
     t = str(text).strip().upper().replace("_", "")
     mult = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
     try:
         v = float(t[:-1]) * mult[t[-1]] if t and t[-1] in mult else float(t)
     except ValueError:
         raise click.BadParameter(f"not a count: {text!r} (examples: 7B, 7e9, 500M)", param_hint=option) from None
-    if v != v or v in (float("inf"), float("-inf")):
-        raise click.BadParameter(f"not a count: {text!r} (examples: 7B, 7e9, 500M)", param_hint=option)
+    if not math.isfinite(v) or v > maximum:
+        raise click.BadParameter(f"{text!r} is too large (at most {maximum:.0e})".replace("e+", "e"),
+                                 param_hint=option)
     return v
 
 
@@ -154,26 +170,29 @@ def _render_text(report: dict, console) -> None:
             console.print(f"  [dim]- {escape(a)}[/dim]")
 
 
-@click.command("estimate")
+@click.command("estimate", cls=PathsFirstCommand)
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--model", "model", help="hub id (or local path) of the base model")
 @click.option("--model-config", type=click.Path(), help="local config.json of the model")
-@click.option("--params", help="parameter count for a rough estimate of an unknown model (7B)")
+@click.option("--params", help="parameter count for a rough estimate of an unknown model (7B; 1e6 to 1e15)")
 @click.option("--method", type=click.Choice(["lora", "qlora", "full"]), default=None)
-@click.option("--batch-size", type=click.IntRange(min=1), default=None)
-@click.option("--seq-len", type=click.IntRange(min=1), default=None)
+@click.option("--batch-size", type=BoundedInt(min=1, max=MAX_BATCH_SIZE), default=None,
+              help="sequences per micro-batch")
+@click.option("--seq-len", type=BoundedInt(min=1, max=MAX_SEQ_LEN), default=None,
+              help="tokens per sequence")
 @click.option("--gpu", help="GPU name (rtx4090, a100-80gb, 'NVIDIA GeForce RTX 3090')")
-@click.option("--gpu-memory", help="usable GPU memory (24GiB), overriding the catalog")
-@click.option("--rank", type=click.IntRange(min=1), default=None, help="LoRA rank r")
+@click.option("--gpu-memory", help="usable GPU memory (24GiB, at most 1 PiB), overriding the catalog")
+@click.option("--rank", type=BoundedInt(min=1, max=MAX_LORA_RANK), default=None,
+              help="LoRA rank r")
 @click.option("--targets", help="comma-separated target_modules, or all-linear")
-@click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=None,
+@click.option("--dropout", type=FiniteFloatRange(0, 1, max_open=True), default=None,
               help="lora_dropout, in [0, 1)")
 @click.option("--optim", help="optimizer, a TrainingArguments optim name (adamw_torch, paged_adamw_8bit, ...)")
 @click.option("--gradient-checkpointing/--no-gradient-checkpointing", default=None)
 @click.option("--attn", "attn", type=click.Choice(["sdpa", "flash_attention_2", "eager"]), default=None)
 @click.option("--framework", type=click.Choice(["transformers", "trl", "torch", "unsloth", "axolotl",
                                                  "llama-factory", "torchtune", "litgpt"]), default=None)
-@click.option("--tokens", type=str, default=None, help="training tokens for the time estimate (2e8, 200M)")
+@click.option("--tokens", type=str, default=None, help="training tokens for the time estimate (2e8, 200M; at most 1e15)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.option("--list-gpus", "list_gpus", is_flag=True,
               help="list the GPU catalog (names for --gpu, memory, bf16) and exit")
@@ -200,7 +219,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
         try:
             mem = parse_memory_size(gpu_memory)
         except ValueError as exc:
-            raise click.UsageError(str(exc)) from None
+            raise click.BadParameter(str(exc), param_hint="--gpu-memory") from None
     mem = mem or (g.memory_bytes if g else None)
     n_params = _parse_count(params, "--params")
     if n_params is not None and n_params < MIN_PARAMS:
@@ -209,7 +228,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                                  f"(write 7B, 7e9 or 500M){hint}", param_hint="--params")
     n_tokens = None
     if tokens is not None:
-        n = _parse_count(tokens, "--tokens")
+        n = _parse_count(tokens, "--tokens", MAX_TOKENS)
         if n is None or n < 1:
             raise click.BadParameter(f"{tokens!r}: the number of training tokens must be positive "
                                      f"(examples: 2e8, 200M)", param_hint="--tokens")
