@@ -179,7 +179,7 @@ def _protected(path: str, st: os.stat_result | None, inputs: Iterable[str]) -> s
                     return "one of the linted files"
             except (OSError, ValueError):
                 continue
-    from lintlora.gitdiff import is_tracked
+    from lintlora.gitrun import is_tracked  # not gitdiff: that loads difflib and hashlib
 
     real = os.path.realpath(path)
     if is_tracked(path) or (real != os.path.abspath(path) and is_tracked(real)):
