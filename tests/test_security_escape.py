@@ -430,3 +430,53 @@ def test_environment_variable_names_and_model_ids_from_a_script(tmp_path):
     parser.feed(_html(report))
     assert {tag for tag, _ in parser.tags} <= _OWN_TAGS
     assert not re.search(r"@(?!\u200b)\w", "".join(parser.text_outside_code))
+
+
+def test_estimate_prints_a_hostile_model_id_escaped(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "from transformers import AutoModelForCausalLM, TrainingArguments\n"
+        "model = AutoModelForCausalLM.from_pretrained(\n"
+        "    '::error file=x.py::id\\x1b[2J\\u202e ##[error]legacy')\n"
+        "args = TrainingArguments(output_dir='o', per_device_train_batch_size=4)\n",
+        encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict", "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-m", "lintlora", "estimate", "train.py",
+                           "--params", "7B"], cwd=tmp_path, capture_output=True, env=env,
+                          timeout=120)
+    report = done.stdout.decode("utf-8")
+    assert done.returncode == 0, done.stderr
+    assert "id\\x1b[2J<U+202E>" in report  # the title names the model, escaped
+    _assert_no_command(report)
+
+
+def test_a_configuration_error_on_stderr_names_the_file_escaped(tmp_path):
+    """stderr is in the CI log too: a ``pyproject.toml`` in a folder whose name holds a line
+    break and ``::error`` is named in the usage error without starting a command."""
+    folder = tmp_path / "c\n::error file=a.py::cfg\x1b[2J"
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text("[tool.lintlora\nx = 1\n", encoding="utf-8")
+    (folder / "t.py").write_text(TRAIN, encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict", "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-m", "lintlora", "--no-cache", str(folder / "t.py")],
+                          capture_output=True, env=env, timeout=120)
+    stderr = done.stderr.decode("utf-8")
+    assert done.returncode == 2 and "invalid TOML" in stderr
+    _assert_no_command(stderr)
+    assert "c\\n::error file=a.py::cfg\\x1b[2J" in stderr
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_json_and_sarif_stay_strict_json_with_non_finite_figures(fmt):
+    figures = MemoryFigures(peak_bytes=float("nan"), peak_after_fix_bytes=float("inf"),
+                            gpu_memory_bytes=24 * 2**30, breakdown={"weights": -float("inf")})
+    finding = Finding("TS001", "bad-call", Severity.WARNING, Span("a.py", 1, 1), "m",
+                      estimate=figures)
+    text = _render(RunResult(files=["a.py"], findings=[finding], rules=engine_stubs.STUB_RULES),
+                   fmt)
+    doc = json.loads(text, parse_constant=_refuse)
+    if fmt == "sarif":
+        _validate_sarif(doc)
+        assert doc["runs"][0]["results"][0]["properties"]["estimate"]["peak_bytes"] is None
+    else:
+        assert doc["findings"][0]["estimate"]["peak_bytes"] is None

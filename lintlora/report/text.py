@@ -12,6 +12,12 @@ lines are written directly and rich is not imported (about 20 ms of a one-file r
 :func:`_unstyled` says when, and :func:`_written_as_is` which characters rich would change
 (it drops some control characters and expands tabs; such a report goes through rich).
 ``tests/test_report_text_plain.py`` checks the two paths write the same bytes.
+
+Every path, name, value and message is the pull request's text and goes through
+:func:`lintlora.report.escape.for_terminal` (control characters, ESC sequences, bidi overrides
+and line breaks shown as ``\\x1b``, ``<U+202E>``, ``\\n``), and every line through
+:func:`~lintlora.report.escape.terminal_line`: this report is what pre-commit prints in a GitHub
+Actions log, where a line starting with ``::`` is a workflow command (:func:`_guarded`).
 """
 
 from __future__ import annotations
