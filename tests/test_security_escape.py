@@ -141,6 +141,11 @@ def test_markdown_text_pairs_backticks_as_commonmark_does():
     assert _code_text(text) == ["a"]
     assert "<img" not in _html(text)
     assert escape.markdown_text("@org/team #12").count("&#8203;") == 2
+    # no bare address becomes a link by GFM's autolink extension (markdown-it's CommonMark
+    # preset has no linkify to render it with): "://" and "www." never reach the output whole
+    linked = escape.markdown_text("https://evil.example www.evil.example `https://in.code`")
+    assert "https://evil" not in linked and "www.evil" not in linked
+    assert _code_text(linked) == ["https://in.code"]
 
 
 def test_sarif_uri_is_the_names_own_bytes_percent_encoded():
@@ -480,3 +485,20 @@ def test_json_and_sarif_stay_strict_json_with_non_finite_figures(fmt):
         assert doc["runs"][0]["results"][0]["properties"]["estimate"]["peak_bytes"] is None
     else:
         assert doc["findings"][0]["estimate"]["peak_bytes"] is None
+
+
+def test_a_non_utf8_name_is_cached_and_served_from_the_cache(tmp_path):
+    """The results cache (on by default) must store and give back a result whose path is not
+    UTF-8: it was the first place such a name stopped every format ("internal error")."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    with open(os.path.join(os.fsencode(root), b"\xff.py"), "wb") as handle:
+        handle.write(TRAIN.encode())
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict", "NO_COLOR": "1"}
+    cache = str(tmp_path / "cache")
+    for _ in ("cold", "warm"):
+        done = subprocess.run([sys.executable, "-m", "lintlora", "--cache-dir", cache, "."],
+                              cwd=root, capture_output=True, env=env, timeout=120)
+        assert done.returncode == 1, done.stderr.decode("utf-8", "replace")
+        assert "\\xff.py:2:" in done.stdout.decode("utf-8")
+    assert os.listdir(cache)  # it was cached

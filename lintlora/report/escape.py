@@ -199,6 +199,10 @@ entity can start."""
 
 _REFERENCE = re.compile(r"([@#])")
 
+_AUTOLINK = re.compile(r"(?i)://|www\.")
+"""What GFM's autolink extension (GFM spec section 6.9) starts a link at: ``www.`` and a
+scheme's ``://``; a zero-width space before the last character stops it."""
+
 
 def _markdown_literal(text: str) -> str:
     """Plain ``text`` (no code spans) as Markdown inline content that renders as ``text``."""
@@ -209,6 +213,8 @@ def _markdown_literal(text: str) -> str:
     # comment text; a zero-width space after the sign stops that and reads the same, as
     # Renovate's and Dependabot's pull-request bodies write them ("@&#8203;user")
     text = _REFERENCE.sub(r"\1&#8203;", text)
+    # nor a bare address a link (GFM's autolink extension links "www." and "scheme://")
+    text = _AUTOLINK.sub(lambda m: m.group()[:-1] + "&#8203;" + m.group()[-1], text)
     return text.replace("\n", "<br>")
 
 
@@ -256,8 +262,9 @@ def markdown_text(text: str) -> str:
     nothing inside can end it early), each text part with every Markdown-significant character
     escaped: ``\\``, backticks, ``*``, ``_``, ``[``, ``]``, ``~``, ``$`` backslash-escaped;
     ``<``, ``>``, ``&`` as entities (no raw HTML, no autolink); ``@`` and ``#`` followed by a
-    zero-width space (``&#8203;``), so ``@org/team`` notifies nobody and ``#12`` links no issue;
-    line breaks as ``<br>``. Unprintable characters are shown (:func:`visible`). Inline content
+    zero-width space (``&#8203;``), so ``@org/team`` notifies nobody and ``#12`` links no issue,
+    and one inside ``://`` and ``www.`` so no bare address becomes a link (GFM's extended
+    autolinks); line breaks as ``<br>``. Unprintable characters are shown (:func:`visible`). Inline content
     only: the caller puts it after other text on a line (a table cell, a list item), so no
     block (heading, list, quote) can start. ``|`` is left to :func:`markdown_table_cell`.
     """
