@@ -502,3 +502,52 @@ def test_a_non_utf8_name_is_cached_and_served_from_the_cache(tmp_path):
         assert done.returncode == 1, done.stderr.decode("utf-8", "replace")
         assert "\\xff.py:2:" in done.stdout.decode("utf-8")
     assert os.listdir(cache)  # it was cached
+
+
+# ---- properties of the escaping functions, on any text ------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ANY = st.text(alphabet=st.sampled_from(list("a `\\|<>&*_[]#@:!\n\r\t\x1b\x85\u202e\u2028"
+                                             "\udcff()$~")) | st.characters(), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_ANY)
+def test_any_text_is_one_code_span_read_back_as_shown(text):
+    span = escape.markdown_code_span(text)
+    if not text:
+        assert span == ""
+        return
+    assert _code_text(span) == [escape.visible(text)]
+    cell = _html("| h |\n|---|\n| " + escape.markdown_table_cell(span) + " |\n")
+    assert cell.count("<td>") == 1 and cell.count("<code>") == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_ANY)
+def test_any_message_renders_as_text_and_code_only(text):
+    rendered = _html("x " + escape.markdown_text(text))
+    parser = _Tags()
+    parser.feed(rendered)
+    assert {tag for tag, _ in parser.tags} <= {"p", "code", "br"}
+    outside = "".join(parser.text_outside_code)
+    assert not re.search(r"[@#](?!\u200b)", outside)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_ANY)
+def test_any_text_is_one_terminal_line_and_one_command(text):
+    shown = escape.for_terminal(text)
+    assert not _raw_controls(shown, allowed="") and "##[" not in shown
+    assert len(_log_lines(escape.terminal_line(shown) or "x")) == 1
+    assert not escape.terminal_line(shown).lstrip().startswith("::")
+    line = f"::warning file={escape.for_github_command_property(text)}::" \
+           f"{escape.for_github_command_data(text)}"
+    assert len(_log_lines(line)) == 1
+    name, props, data = _parse_command(line)
+    assert name == "warning" and set(props) <= {"file"}
+    assert data == _shown_keeping_breaks(text)
+    # the runner trims the properties (``propertiesStr ... .Trim()``): trailing spaces go
+    assert props.get("file", "") == data.rstrip(" ")
