@@ -551,3 +551,19 @@ def test_any_text_is_one_terminal_line_and_one_command(text):
     assert data == _shown_keeping_breaks(text)
     # the runner trims the properties (``propertiesStr ... .Trim()``): trailing spaces go
     assert props.get("file", "") == data.rstrip(" ")
+
+
+def test_show_setup_json_stays_strict_json_with_non_finite_values(tmp_path):
+    """A script's ``1e400`` is ``inf`` to Python and ``float('nan')`` is NaN: ``--show-setup
+    --format json`` wrote them as ``Infinity``/``NaN``, which no JSON parser must accept."""
+    (tmp_path / "t.py").write_text(
+        "from transformers import TrainingArguments\n"
+        "args = TrainingArguments(output_dir='o', learning_rate=1e400, weight_decay=float('nan'))\n",
+        encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    done = subprocess.run([sys.executable, "-m", "lintlora", "--no-cache", "--show-setup",
+                           "--format", "json", "t.py"], cwd=tmp_path, capture_output=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout, parse_constant=_refuse)
+    assert doc["setups"]
