@@ -470,7 +470,9 @@ class ResultCache:
             unique = sorted(set(inputs))
             document = {"format": FORMAT, "key": key,
                         "inputs": [[p, path_state(p)] for p in unique], "result": encoded}
-            text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+            # ASCII: a file name that is not UTF-8 (a lone surrogate) is written as its \udcff
+            # escape, which json.loads gives back; as UTF-8 it could not be written at all
+            text = json.dumps(document, ensure_ascii=True, separators=(",", ":"))
         except (TypeError, ValueError, AttributeError, RecursionError):
             return False
         target = self._entry_path(key)

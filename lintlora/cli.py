@@ -149,9 +149,13 @@ def _main(args: list[str]) -> int:
 
         if os.environ.get("LINTLORA_DEBUG"):
             traceback.print_exc()
+        try:
+            from lintlora.report.escape import for_terminal
+        except Exception:  # noqa: BLE001 - the boundary itself must not fail
+            for_terminal = ascii
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        _write_stderr(
-            f"lintlora: internal error: {type(exc).__name__}: {exc} (at "
+        _write_stderr(  # the exception's text may quote a file name of the pull request
+            f"lintlora: internal error: {type(exc).__name__}: {for_terminal(str(exc))} (at "
             f"{os.path.basename(where.filename)}:{where.lineno}); please report it at "
             f"https://github.com/lintlora/lintlora/issues (set LINTLORA_DEBUG=1 for the "
             f"traceback)\n")

@@ -42,8 +42,10 @@ def _warn_plugin_problems() -> None:
         from lintlora.rules import load_problems
     except ImportError:  # pragma: no cover - the registry is part of lintlora
         return
+    from lintlora.report.escape import for_terminal
+
     for problem in load_problems():
-        click.echo(f"lintlora: warning: {problem}", err=True)
+        click.echo(f"lintlora: warning: {for_terminal(problem)}", err=True)
 
 
 def _known_codes() -> list[str]:
@@ -241,11 +243,17 @@ def _check_config_gpu(config: Any) -> None:
     except LookupError as exc:
         raise ConfigError(f"{config.path}: [tool.lintlora] gpu: {str(exc).strip(chr(39) + chr(34))}") from None
     if note:
-        click.echo(f"lintlora: note: {config.path}: {note}", err=True)
+        from lintlora.report.escape import for_terminal
+
+        click.echo(f"lintlora: note: {for_terminal(config.path)}: {for_terminal(note)}", err=True)
 
 
 def _fail(message: str) -> None:
-    click.echo(f"lintlora: error: {message}", err=True)
+    """Print ``lintlora: error: MESSAGE`` on stderr (escaped: it may name a file of the pull
+    request, and stderr is in the CI log too) and exit with status 2."""
+    from lintlora.report.escape import for_terminal
+
+    click.echo(f"lintlora: error: {for_terminal(message)}", err=True)
     sys.exit(2)
 
 
@@ -356,9 +364,11 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
     except ConfigError as exc:
         _fail(str(exc))
         return
+    from lintlora.report.escape import for_terminal
+
     problem = getattr(result.stats, "cache_problem", None)
     if problem:
-        click.echo(f"lintlora: warning: {problem}", err=True)
+        click.echo(f"lintlora: warning: {for_terminal(problem)}", err=True)
 
     if diff_ref:
         from lintlora.gitdiff import GitDiffError, changed_lines, filter_result
@@ -368,7 +378,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
         try:
             changed = changed_lines(diff_ref, paths=sorted(linted)) if linted else {}
         except GitDiffError as exc:
-            raise click.BadParameter(str(exc), param_hint="--diff-only") from None
+            raise click.BadParameter(for_terminal(str(exc)), param_hint="--diff-only") from None
         result = filter_result(result, changed)
 
     status = _show_setup_exit_code(result) if show_setup else result.exit_code()
@@ -376,7 +386,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
     if output and fmt != "text":
         # a short human line on stderr so CI logs show what happened
         click.echo(f"lintlora: {len(result.findings)} finding(s) in {len(result.files)} file(s); "
-                   f"report written to {output}", err=True)
+                   f"report written to {for_terminal(output)}", err=True)
     sys.exit(status)
 
 
@@ -492,16 +502,14 @@ def _show_setups(result: Any, fmt: str, stream: Any, color: bool | None) -> None
 
     setups = [s for path in sorted(result.setups) for s in result.setups[path]]
     if fmt == "json":
-        import json
-
+        from lintlora.report.escape import json_dumps
         from lintlora.report.json_out import error_to_json
 
         syntax = [_syntax_error_json(f) for f in result.findings if f.code == "LL000"]
         errors = sorted(syntax + [error_to_json(e) for e in result.errors],
                         key=lambda e: (e["path"] or "", e["line"] or 0, e["code"]))
-        json.dump({"version": __version__, "setups": setups_to_json(setups),
-                   "errors": errors}, stream, indent=2)
-        stream.write("\n")
+        stream.write(json_dumps({"version": __version__, "setups": setups_to_json(setups),
+                                 "errors": errors}) + "\n")
         return
     from lintlora.report.text import make_console
 
@@ -513,13 +521,17 @@ def _show_setups(result: Any, fmt: str, stream: Any, color: bool | None) -> None
     render_setups(setups, console)
     if not setups:
         console.print("No training setup found.")
+    from lintlora.report.escape import for_terminal, terminal_line
+
     for finding in result.findings:
         if finding.code == "LL000":
             from lintlora.report import location
 
-            console.print(f"{location(finding)} LL000 syntax-error {finding.message}")
+            console.print(terminal_line(f"{for_terminal(location(finding))} LL000 syntax-error "
+                                        f"{for_terminal(finding.message)}"))
     for error in result.errors:
-        console.print(f"{error.path} {error.code} {error.message}")
+        console.print(terminal_line(f"{for_terminal(error.path)} {for_terminal(error.code)} "
+                                    f"{for_terminal(error.message)}"))
 
 
 _UNWRAPPED_WIDTH = 100_000

@@ -138,11 +138,13 @@ def test_any_text_is_written_as_rich_writes_it(message, fix, path, note, color):
     assert written == by_rich
 
 
-def test_text_rich_would_change_goes_through_rich():
+def test_text_rich_would_change_is_shown_escaped_and_written_plain():
+    """A tab or carriage return in a message (which rich would expand or drop) is shown as
+    ``\\t``/``\\r`` (lintlora.report.escape.for_terminal): nothing rich would change is left,
+    so the plain writer takes it and writes what rich writes."""
     finding = Finding("LL001", "gradient-checkpointing-off", Severity.WARNING,
                       Span("a.py", 1, 1), "a\tb\rc")
     result = RunResult(files=["a.py"], findings=[finding])
     written, by_rich, took_plain = _both(result, None)
-    assert not took_plain and written == by_rich
-    # the tab expanded to the next tab stop, the carriage return dropped
-    assert "\t" not in written and "\r" not in written and "off a     bc\n" in written
+    assert took_plain and written == by_rich
+    assert "\t" not in written and "\r" not in written and "off a\\tb\\rc\n" in written

@@ -124,8 +124,13 @@ def _gib(b: float | None) -> str:
 
 
 def _render_text(report: dict, console) -> None:
-    from rich.markup import escape
+    from rich.markup import escape as _markup
     from rich.table import Table
+
+    from lintlora.report.escape import for_terminal, terminal_line
+
+    def escape(text: str) -> str:  # names and values from the file: shown, then rich-escaped
+        return _markup(for_terminal(text))
 
     e = report["estimate"]
     for w in e.get("warnings", ()):
@@ -134,7 +139,7 @@ def _render_text(report: dict, console) -> None:
     if not e.get("training", True):
         title = f"{e['model']} · {e['framework']} · load only (no training)"
     # the title on a line of its own: as a table title it is wrapped to the table's width
-    console.print(f"[bold]{escape(title)}[/bold]")
+    console.print(f"[bold]{_markup(terminal_line(for_terminal(title)))}[/bold]")
     table = Table(show_lines=False)
     table.add_column("component")
     table.add_column("GiB", justify="right")
@@ -208,6 +213,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
     from lintlora.estimate.memory import KNOWN_OPTIMIZERS, EstimateInputs, estimate_memory
     from lintlora.estimate.params import NoDefaultTargetsError
     from lintlora.estimate.profiles import get_profile
+    from lintlora.report.escape import for_terminal
     from lintlora.settings import parse_memory_size
 
     try:
@@ -250,7 +256,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
         if file:
             setups = _read_setups(file)
             if not setups:
-                raise click.UsageError(f"{file}: no training setup found")
+                raise click.UsageError(f"{for_terminal(file)}: no training setup found")
             from lintlora.estimate.from_setup import inputs_from_setup
 
             for setup in setups:
@@ -344,14 +350,16 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                                   gpu=g.name if g else None, gpu_memory_bytes=mem)
             reports.append(build_report(est, arch, g, n_tokens))
     except (UnknownModelError, NoDefaultTargetsError) as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(for_terminal(str(exc))) from None
 
     if fmt == "json":
+        from lintlora.report.escape import json_dumps
+
         for r in reports:
             for w in r["estimate"]["warnings"]:
-                click.echo(w, err=True)
+                click.echo(for_terminal(w), err=True)
         out = reports[0] if len(reports) == 1 else {"estimates": reports}
-        click.echo(json.dumps(out, indent=2))
+        click.echo(json_dumps(out))
         return
     from rich.console import Console
 

@@ -4,10 +4,14 @@ One line per finding, e.g.::
 
     ::warning file=train.py,line=12,col=5,endLine=12,endColumn=40,title=LL001 gradient-checkpointing-off::message%0Apeak ≈ ...
 
-Severity maps to ``error``/``warning``/``notice``. Escaping follows the runner's rules
-(actions/toolkit ``packages/core/src/command.ts``, ``escapeData`` and ``escapeProperty``):
-``%``, ``\\r`` and ``\\n`` in the message; additionally ``:`` and ``,`` in property values.
-Notebook findings point at the ``.ipynb`` file line holding the cell's source line.
+Severity maps to ``error``/``warning``/``notice``. Every name and message goes through
+:func:`lintlora.report.escape.for_github_command_property` or
+:func:`~lintlora.report.escape.for_github_command_data`: unprintable characters shown
+(``\\x1b``, ``<U+202E>``), then the runner's escaping (actions/toolkit
+``packages/core/src/command.ts``, ``escapeData`` and ``escapeProperty``): ``%``, ``\\r`` and
+``\\n`` in the message; additionally ``:`` and ``,`` in property values. So each finding is
+exactly one line, one workflow command, whatever its file name or message holds. Notebook
+findings point at the ``.ipynb`` file line holding the cell's source line.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from lintlora.findings import Finding, Severity
 from lintlora.report import memory_line, other_notices, plural, rule_metadata, tally, unparsed
+from lintlora.report.escape import for_github_command_data, for_github_command_property
 from lintlora.report.locations import display_path, file_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,19 +32,24 @@ _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO:
 
 
 def escape_data(text: str) -> str:
-    """Escape a workflow command's message."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a workflow command's message (unprintable characters shown, line breaks kept
+    as ``%0A``): :func:`lintlora.report.escape.for_github_command_data`."""
+    return for_github_command_data(text)
 
 
 def escape_property(text: str) -> str:
-    """Escape a workflow command's property value."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    """Escape a workflow command's property value:
+    :func:`lintlora.report.escape.for_github_command_property`."""
+    return for_github_command_property(text)
 
 
 def _command(kind: str, properties: list[tuple[str, object]], message: str) -> str:
-    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties
-                     if value is not None)
-    return f"::{kind} {props}::{escape_data(message)}" if props else f"::{kind}::{escape_data(message)}"
+    """One workflow command: every property value and the message escaped here, so no
+    caller can forget it."""
+    props = ",".join(f"{key}={for_github_command_property(str(value))}"
+                     for key, value in properties if value is not None)
+    data = for_github_command_data(message)
+    return f"::{kind} {props}::{data}" if props else f"::{kind}::{data}"
 
 
 def annotation(finding: Finding, cell_lines: dict | None = None,

@@ -20,16 +20,19 @@ counted in the exit status.
 
 ``peak_bytes`` is the device counter (what must fit on the card, what nvidia-smi shows); all
 sizes are bytes. ``end_line``/``end_column`` fall back to the start when unknown. Keys are in a
-fixed order and findings sorted, so the same input gives byte-identical output.
+fixed order and findings sorted, so the same input gives byte-identical output. Strings are
+exact (JSON's own escaping; ASCII only, so a file name that is not UTF-8 is written as its
+``\\udcff`` escape); ``##[`` in a string is written ``#\\u0023[`` (the same string, but no
+GitHub Actions log command when the document is printed in a job's log).
 """
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lintlora import __version__
 from lintlora.findings import FileError, Finding
+from lintlora.report.escape import json_dumps
 from lintlora.report.locations import display_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,6 +82,6 @@ def to_json(result: "RunResult") -> dict[str, Any]:
 
 
 def render(result: "RunResult", out: TextIO, **_: object) -> None:
-    """Write the JSON document and a newline."""
-    json.dump(to_json(result), out, indent=2)
-    out.write("\n")
+    """Write the JSON document and a newline: strict JSON, exact (a NaN or infinite number,
+    which JSON cannot hold, becomes ``null``: :func:`lintlora.report.escape.json_dumps`)."""
+    out.write(json_dumps(to_json(result)) + "\n")

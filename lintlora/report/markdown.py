@@ -3,9 +3,17 @@
 A heading with the counts, one table row per finding (severity, rule with a link to its page,
 location, message with the estimate's note below it (the shape the peak was computed for, or
 why there is none), estimated peak as written and after the fix, the GPU), then the fixes in a
-collapsible section and any files that could not be linted. Text from findings is escaped so a
-message cannot break the table or inject HTML: ``|`` becomes ``\\|``, line breaks ``<br>``, and
-``<``, ``>``, ``&``, ``*``, ``_``, ``[``, ``]`` outside code spans are escaped.
+collapsible section and any files that could not be linted.
+
+Names, values and messages are the pull request's text: each goes through
+:mod:`lintlora.report.escape`. Paths and locations are code spans built by CommonMark's rule
+(:func:`~lintlora.report.escape.markdown_code_span`); messages keep their backtick-quoted code
+as code spans and have every other Markdown-significant character escaped, ``<``/``>``/``&``
+as entities, ``@`` and ``#`` neutralised (:func:`~lintlora.report.escape.markdown_text`); in
+the table every ``|`` is escaped (:func:`~lintlora.report.escape.markdown_table_cell`). So a
+message or a file name cannot break the table, start a heading, add HTML or a link, or mention
+anyone; ``tests/test_security_escape.py`` renders the output with a CommonMark renderer to
+check it.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from typing import TYPE_CHECKING, TextIO
 from lintlora.findings import Finding, Severity
 from lintlora.report import (gib, gpu_size, location, memory_line, other_notices, plural,
                              rule_metadata, tally, unparsed)
+from lintlora.report.escape import markdown_code_span, markdown_table_cell, markdown_text
 from lintlora.report.locations import display_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,37 +33,28 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["render", "escape_cell", "to_markdown"]
 
 _ICON = {Severity.ERROR: "🔴 error", Severity.WARNING: "🟠 warning", Severity.INFO: "🔵 info"}
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-_SPECIAL = re.compile(r"([\\*_\[\]])")
-
-
-def _escape_text(text: str) -> str:
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _SPECIAL.sub(r"\\\1", text)
+_SAFE_URL = re.compile(r"https?://[^\s()<>\[\]`|\\]+")
+"""A rule page's address that can be a link destination as it is (a plugin's ``help_uri``
+that is not is shown without a link)."""
 
 
 def escape_cell(text: str) -> str:
-    """Make ``text`` safe inside a table cell (code spans kept as code)."""
-    pieces = []
-    position = 0
-    for m in _CODE_SPAN.finditer(text):
-        pieces.append(_escape_text(text[position:m.start()]))
-        pieces.append(m.group(0).replace("\n", " "))
-        position = m.end()
-    pieces.append(_escape_text(text[position:]))
-    joined = "".join(pieces)
-    return joined.replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
+    """A message as the content of one table cell: :func:`markdown_text` (its backtick-quoted
+    code kept as code), then :func:`markdown_table_cell`."""
+    return markdown_table_cell(markdown_text(text))
 
 
 def _code(text: str) -> str:
-    """``text`` as an inline code span (backticks in it dropped)."""
-    return "`" + text.replace("`", "") + "`"
+    """``text`` (a path, a location) as an inline code span showing it literally."""
+    return markdown_code_span(text)
 
 
 def _rule_link(finding: Finding, urls: dict[str, str]) -> str:
     url = urls.get(finding.code)
-    code = f"[{finding.code}]({url})" if url else finding.code
-    return f"{code} {escape_cell(finding.name)}"
+    code = markdown_text(finding.code)
+    if url and _SAFE_URL.fullmatch(url):
+        code = f"[{code}]({url})"
+    return f"{code} {markdown_text(finding.name)}"
 
 
 def _peaks(finding: Finding) -> tuple[str, str, str]:
@@ -63,7 +63,7 @@ def _peaks(finding: Finding) -> tuple[str, str, str]:
         return "—", "—", "—"
     gpu = "—"
     if estimate.gpu_memory_bytes:
-        gpu = (f"{escape_cell(estimate.gpu)} ({gpu_size(estimate)})" if estimate.gpu
+        gpu = (f"{markdown_text(estimate.gpu)} ({gpu_size(estimate)})" if estimate.gpu
                else f"GPU with {gib(estimate.gpu_memory_bytes)}")
     if estimate.peak_bytes is None:
         return "not estimated", "—", gpu
@@ -98,13 +98,13 @@ def to_markdown(result: "RunResult") -> str:
         lines.append("|---|---|---|---|---|---|---|")
         for finding in result.findings:
             now, after, gpu = _peaks(finding)
-            message = escape_cell(finding.message)
+            message = markdown_text(finding.message)
             if finding.estimate is not None and finding.estimate.note:
                 # why there is no peak, or the shape the peak was computed for
-                message += "<br><sub>" + escape_cell(finding.estimate.note) + "</sub>"
-            where = _code(location(finding)).replace("|", "\\|")
-            lines.append(f"| {_ICON[finding.severity]} | {_rule_link(finding, urls)} | "
-                         f"{where} | {message} | {now} | {after} | {gpu} |")
+                message += "<br><sub>" + markdown_text(finding.estimate.note) + "</sub>"
+            cells = [_ICON[finding.severity], _rule_link(finding, urls), _code(location(finding)),
+                     message, now, after, gpu]
+            lines.append("| " + " | ".join(markdown_table_cell(c) for c in cells) + " |")
         fixes = [f for f in result.findings if f.fix]
         if fixes:
             lines.append("")
@@ -112,9 +112,9 @@ def to_markdown(result: "RunResult") -> str:
             lines.append("")
             for finding in fixes:
                 memory = memory_line(finding.estimate)
-                lines.append(f"- **{finding.code}** at {_code(location(finding))}: "
-                             f"{escape_cell(finding.fix or '')}"
-                             + (f"<br><sub>{escape_cell(memory)}</sub>" if memory else ""))
+                lines.append(f"- **{markdown_text(finding.code)}** at {_code(location(finding))}: "
+                             f"{markdown_text(finding.fix or '')}"
+                             + (f"<br><sub>{markdown_text(memory)}</sub>" if memory else ""))
             lines.append("")
             lines.append("</details>")
     elif not_parsed:
@@ -133,7 +133,8 @@ def to_markdown(result: "RunResult") -> str:
         lines.append("")
         for error in result.errors:
             where = display_path(error.path) if error.path else "lintlora"
-            lines.append(f"- {_code(where)} {error.code}: {escape_cell(error.message)}")
+            lines.append(f"- {_code(where)} {markdown_text(error.code)}: "
+                         f"{markdown_text(error.message)}")
     notices = other_notices(result)
     if notices:
         lines.append("")
@@ -141,7 +142,7 @@ def to_markdown(result: "RunResult") -> str:
         lines.append("")
         for notice in notices:
             where = display_path(notice.path) if notice.path else "lintlora"
-            lines.append(f"- {_code(where)}: {escape_cell(notice.message)}")
+            lines.append(f"- {_code(where)}: {markdown_text(notice.message)}")
     lines.append("")
     lines.append("<sub>Peaks are lintlora's estimates of GPU memory (what nvidia-smi would show), "
                  "not measurements.</sub>")

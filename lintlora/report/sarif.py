@@ -14,18 +14,24 @@ copied to ``tests/sarif-schema-2.1.0.json`` and validated in the tests):
   viewer of the file lands on the code) and carry ``properties.cell``/``properties.cellLine``;
 - files that could not be linted are ``toolExecutionNotifications``; an internal error makes
   ``executionSuccessful`` false.
+
+Names in the log come from the pull request: ``artifactLocation.uri`` is the path's own bytes
+percent-encoded (:func:`lintlora.report.escape.sarif_uri`), so a name that is not UTF-8 is a
+valid URI reference too; message texts have unprintable characters shown and literal brackets
+escaped (:func:`~lintlora.report.escape.for_sarif_text`); everything else (properties, the
+estimate) is exact, as in the JSON output, and the document is strict JSON
+(:func:`~lintlora.report.escape.json_dumps`).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import urllib.parse
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lintlora import __version__
 from lintlora.findings import FileError, Finding, Severity
 from lintlora.report import memory_line, rule_metadata
+from lintlora.report.escape import for_sarif_text, json_dumps, sarif_uri
 from lintlora.report.locations import display_path, file_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,7 +45,7 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def _uri(path: str) -> str:
-    return urllib.parse.quote(display_path(path), safe="/")
+    return sarif_uri(display_path(path))
 
 
 def _rules(result: "RunResult") -> list[dict[str, Any]]:
@@ -79,14 +85,15 @@ def _rules(result: "RunResult") -> list[dict[str, Any]]:
 def _message(finding: Finding) -> str:
     parts = []
     if finding.span.cell is not None:
-        parts.append(f"cell {finding.span.cell}, line {finding.span.line}: {finding.message}")
+        parts.append(f"cell {finding.span.cell}, line {finding.span.line}: "
+                     f"{for_sarif_text(finding.message)}")
     else:
-        parts.append(finding.message)
+        parts.append(for_sarif_text(finding.message))
     memory = memory_line(finding.estimate)
     if memory:
-        parts.append(memory)
+        parts.append(for_sarif_text(memory))
     if finding.fix:
-        parts.append(f"Fix: {finding.fix}")
+        parts.append(f"Fix: {for_sarif_text(finding.fix)}")
     return "\n".join(parts)
 
 
@@ -138,7 +145,7 @@ def _notification(error: FileError, level: str = "error") -> dict[str, Any]:
     (fully) linted, ``"note"`` for a notice (SARIF 2.1.0 §3.58.6: notification levels)."""
     item: dict[str, Any] = {
         "level": level,
-        "message": {"text": f"{error.code}: {error.message}"},
+        "message": {"text": f"{for_sarif_text(error.code)}: {for_sarif_text(error.message)}"},
         "descriptor": {"id": error.code},
     }
     if error.path:
@@ -155,7 +162,7 @@ def to_sarif(result: "RunResult") -> dict[str, Any]:
     rules = _rules(result)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     root = os.getcwd().replace(os.sep, "/")
-    root_uri = "file://" + urllib.parse.quote(root if root.startswith("/") else "/" + root) + "/"
+    root_uri = "file://" + sarif_uri(root if root.startswith("/") else "/" + root) + "/"
     run: dict[str, Any] = {
         "tool": {"driver": {
             "name": "lintlora",
@@ -179,5 +186,4 @@ def to_sarif(result: "RunResult") -> dict[str, Any]:
 
 def render(result: "RunResult", out: TextIO, **_: object) -> None:
     """Write the SARIF log and a newline."""
-    json.dump(to_sarif(result), out, indent=2)
-    out.write("\n")
+    out.write(json_dumps(to_sarif(result)) + "\n")

@@ -5,13 +5,16 @@ at; for library defaults the library file and version), and what was left unknow
 This is how a user checks the extraction, and what ``bench/coverage.py`` measures.
 
 ``render_setups`` prints rich tables; ``setups_to_json`` gives the same content as plain data
-(the ``--show-setup --format json`` output).
+(the ``--show-setup --format json`` output). Every name, value and expression printed comes
+from the file: each cell and title goes through :func:`lintlora.report.escape.for_terminal`
+(a title line also through :func:`~lintlora.report.escape.terminal_line`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
+from lintlora.report.escape import for_terminal, terminal_line
 from lintlora.training_setup import CallSite, Evidence, Origin, Setting, Span, TrainingSetup
 
 __all__ = ["render_setups", "setups_to_json", "setting_to_json", "span_to_json",
@@ -185,9 +188,10 @@ def render_setups(setups: Iterable[TrainingSetup], console: Any) -> None:
     for s in setups:
         citations: dict[str, int] = {}
         where = _where(s.anchor, s.path)
-        title = (f"{display_path(s.path)}{':' + where if where else ''}  "
-                 f"[{s.kind}{'/' + s.dialect if s.dialect else ''}, {s.framework}"
-                 f"{'' if s.is_training else ', not training'}]")
+        title = terminal_line(for_terminal(
+            f"{display_path(s.path)}{':' + where if where else ''}  "
+            f"[{s.kind}{'/' + s.dialect if s.dialect else ''}, {s.framework}"
+            f"{'' if s.is_training else ', not training'}]"))
         table = Table(title=title, title_justify="left", expand=False)
         table.add_column("setting", overflow="fold", min_width=14)
         table.add_column("value", overflow="fold", min_width=8)
@@ -198,13 +202,14 @@ def render_setups(setups: Iterable[TrainingSetup], console: Any) -> None:
                 table.add_row(Text(section, style="bold"), Text("(none)", style="dim"), "")
                 continue
             for name, st in obj.settings():
-                table.add_row(f"{section}.{name}", _value_text(st),
-                              Text(_from(st, s.path, citations),
+                table.add_row(for_terminal(f"{section}.{name}"), for_terminal(_value_text(st)),
+                              Text(for_terminal(_from(st, s.path, citations)),
                                    style=_ORIGIN_STYLE.get(st.origin, "")))
         for i, d in enumerate(s.dataloaders, 1):
             for name, st in d.settings():
-                table.add_row(f"dataloader {i}.{name}", _value_text(st),
-                              Text(_from(st, s.path, citations),
+                table.add_row(for_terminal(f"dataloader {i}.{name}"),
+                              for_terminal(_value_text(st)),
+                              Text(for_terminal(_from(st, s.path, citations)),
                                    style=_ORIGIN_STYLE.get(st.origin, "")))
         console.print(table)
         if s.calls:
@@ -217,18 +222,18 @@ def render_setups(setups: Iterable[TrainingSetup], console: Any) -> None:
                 bits = [x for x, on in (("in a loop", c.in_loop),
                                         ("per step", c.in_step_callback)) if on]
                 bits += [f"{k}={_value_text(v)} ({v.origin.value})" for k, v in c.args.items()]
-                calls.add_row(str(c.order), f"{c.kind}: {c.qualified_name}",
-                              _where(c.span, s.path), "; ".join(bits))
+                calls.add_row(str(c.order), for_terminal(f"{c.kind}: {c.qualified_name}"),
+                              for_terminal(_where(c.span, s.path)), for_terminal("; ".join(bits)))
             console.print(calls)
         if s.launch:
-            console.print("launch evidence: " + "; ".join(
-                f"{e.kind} ({_where(e.span, s.path) or 'config'}: {e.detail})" for e in s.launch))
+            console.print("launch evidence: " + for_terminal("; ".join(
+                f"{e.kind} ({_where(e.span, s.path) or 'config'}: {e.detail})" for e in s.launch)))
         for source, n in citations.items():
-            console.print(Text(f"[{n}] {source}", style="dim"))
+            console.print(Text(f"[{n}] {for_terminal(source)}", style="dim"))
         unknown = unknown_settings(s)
         if unknown:
-            console.print(Text(f"{len(unknown)} setting(s) unknown: {', '.join(unknown)}",
-                               style="red"))
+            console.print(Text(f"{len(unknown)} setting(s) unknown: "
+                               f"{for_terminal(', '.join(unknown))}", style="red"))
         else:
             console.print(Text("every extracted setting resolved", style="green"))
         console.print()

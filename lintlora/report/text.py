@@ -12,6 +12,12 @@ lines are written directly and rich is not imported (about 20 ms of a one-file r
 :func:`_unstyled` says when, and :func:`_written_as_is` which characters rich would change
 (it drops some control characters and expands tabs; such a report goes through rich).
 ``tests/test_report_text_plain.py`` checks the two paths write the same bytes.
+
+Every path, name, value and message is the pull request's text and goes through
+:func:`lintlora.report.escape.for_terminal` (control characters, ESC sequences, bidi overrides
+and line breaks shown as ``\\x1b``, ``<U+202E>``, ``\\n``), and every line through
+:func:`~lintlora.report.escape.terminal_line`: this report is what pre-commit prints in a GitHub
+Actions log, where a line starting with ``::`` is a workflow command (:func:`_guarded`).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import TYPE_CHECKING, Iterator, NamedTuple, TextIO
 
 from lintlora.findings import FileError, Finding
 from lintlora.report import counts, display_path, location, memory_line, plural, tally, unparsed
+from lintlora.report.escape import for_terminal, terminal_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import RunResult
@@ -73,16 +80,20 @@ def make_console(out: TextIO, color: bool | None = None, width: int | None = Non
 def _finding_lines(finding: Finding) -> Iterator[Line]:
     code_style = _STYLE.get(finding.severity.value, "")
     rule_url = _url(finding.code)
-    yield Line(((location(finding), "bold"), (" ", ""),
-                (finding.code, f"{code_style} link {rule_url}" if rule_url else code_style),
-                (" ", ""), (finding.name, code_style), (" ", ""), (finding.message, "")))
+    yield Line(((for_terminal(location(finding)), "bold"), (" ", ""),
+                (for_terminal(finding.code),
+                 f"{code_style} link {rule_url}" if rule_url else code_style),
+                (" ", ""), (for_terminal(finding.name), code_style), (" ", ""),
+                (for_terminal(finding.message), "")))
     memory = memory_line(finding.estimate)
     if memory:
-        yield _line("    " + memory, "magenta")
+        yield _line("    " + for_terminal(memory), "magenta")
     if finding.rests_on:
-        yield _line("    rests on: " + "; ".join(finding.rests_on), "dim")
+        yield _line("    rests on: " + "; ".join(for_terminal(r) for r in finding.rests_on), "dim")
     if finding.fix:
-        fix_lines = finding.fix.splitlines() or [""]
+        # a plugin's fix may have lines of its own: each printed indented, escaped, and
+        # guarded by _guarded (a line break is the only character kept from the fix)
+        fix_lines = [for_terminal(piece) for piece in finding.fix.replace("\r\n", "\n").split("\n")]
         yield _line("    fix: " + fix_lines[0], "green")
         for extra in fix_lines[1:]:
             yield _line("         " + extra, "green")
@@ -95,12 +106,27 @@ def _url(code: str) -> str | None:
 
 
 def _error_line(error: FileError) -> Line:
-    where = display_path(error.path) if error.path else "lintlora"
+    where = for_terminal(display_path(error.path)) if error.path else "lintlora"
     if error.line:
         where += f":{error.line}:{error.column or 1}"
     return Line(((where, "bold"), (" ", ""),
-                 (error.code, "bold red" if error.code == "LL999" else "red"), (" ", ""),
-                 (error.message, "")))
+                 (for_terminal(error.code), "bold red" if error.code == "LL999" else "red"),
+                 (" ", ""), (for_terminal(error.message), "")))
+
+
+def _guarded(line: Line) -> Line:
+    """``line``, made no GitHub Actions workflow command (:func:`terminal_line`): a file
+    named ``::error file=x::y.py`` would otherwise start its header and finding lines."""
+    plain = line.plain
+    guarded = terminal_line(plain)
+    if guarded == plain:
+        return line
+    parts = list(line.parts)
+    for i, (text, style) in enumerate(parts):
+        if text.strip():
+            parts[i] = (terminal_line(text), style)
+            break
+    return Line(tuple(parts), line.style)
 
 
 def report_lines(result: "RunResult") -> list[Line]:
@@ -114,7 +140,8 @@ def report_lines(result: "RunResult") -> list[Line]:
         errors_by_path.setdefault(error.path, []).append(error)
 
     for path in sorted(set(by_path) | set(errors_by_path), key=lambda p: display_path(p) if p else ""):
-        lines.append(_line(display_path(path) if path else "lintlora", "bold underline"))
+        lines.append(_line(for_terminal(display_path(path)) if path else "lintlora",
+                           "bold underline"))
         for error in errors_by_path.get(path, []):
             lines.append(_error_line(error))
         for finding in by_path.get(path, []):
@@ -122,7 +149,8 @@ def report_lines(result: "RunResult") -> list[Line]:
         lines.append(Line())
 
     for notice in result.notices:
-        lines.append(_line(f"note: {display_path(notice.path)}: {notice.message}", "dim"))
+        lines.append(_line(f"note: {for_terminal(display_path(notice.path))}: "
+                           f"{for_terminal(notice.message)}", "dim"))
 
     not_parsed = unparsed(result)  # read, but not parsed, and their LL000 ignored
     n_files = len(result.files) - len(not_parsed)
@@ -147,7 +175,7 @@ def report_lines(result: "RunResult") -> list[Line]:
         if internal:
             line += f" ({internal} internal error{'s' if internal != 1 else ''}: please report)"
         lines.append(_line(line + ".", "bold red"))
-    return lines
+    return [_guarded(line) for line in lines]
 
 
 def _unstyled(out: TextIO, color: bool | None) -> bool:
