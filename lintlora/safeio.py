@@ -34,6 +34,7 @@ __all__ = [
     "describe_mode",
     "project_root",
     "is_within",
+    "confinement_root",
     "PSEUDO_FILE_SYSTEMS",
 ]
 
@@ -174,3 +175,33 @@ def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:
         return os.path.commonpath([real, top]) == top
     except ValueError:  # another drive on Windows
         return False
+
+
+def _never_a_root() -> set[str]:
+    """Folders too wide to be a project: the file-system root and the user's home folder."""
+    wide = {os.path.realpath(os.sep)}
+    home = os.path.expanduser("~")
+    if home and home != "~":
+        wide.add(os.path.realpath(home))
+    return wide
+
+
+def confinement_root(path: str | os.PathLike) -> str:
+    """The folder that files a linted file *names* must lie in (a config its code opens, a
+    model folder it loads): the repository the file belongs to (:func:`project_root`: the
+    nearest folder above holding ``.git``); without one, the current working folder when the
+    file lies inside it (the folder the lint was started from), else the file's own folder.
+
+    Never the file-system root or the home folder (a dotfiles repository at ``~`` would
+    otherwise put ``~/.docker/config.json`` inside the "project"): then the file's own folder.
+    Symbolic links are resolved. Check a named file with ``is_within(named, root)``.
+    """
+    real = os.path.realpath(path)
+    own = real if os.path.isdir(real) else os.path.dirname(real)
+    root = _root_above(own)
+    if root is None:
+        cwd = os.path.realpath(os.getcwd())
+        root = cwd if is_within(own, cwd) else own
+    if root in _never_a_root():
+        return own
+    return root
