@@ -255,6 +255,36 @@ def _check_config_gpu(config: Any) -> None:
         click.echo(f"lintlora: note: {config.path}: {note}", err=True)
 
 
+def _say_configs(resolver: Any, paths: list[str], verbose: bool) -> None:
+    """Which ``[tool.lintlora]`` configuration applied, on stderr: with ``--verbose`` always
+    (each file used, or that none was found); otherwise only for a file found outside any
+    repository in a folder above the current one (``/tmp/pyproject.toml``), which would
+    otherwise apply silently. Files are found up to the repository's top
+    (:func:`lintlora.config.search_boundary`)."""
+    from lintlora.config import search_boundary
+
+    configs = resolver.configs
+    if verbose:
+        if not resolver.use_config:
+            click.echo("lintlora: configuration: none (--no-config)", err=True)
+        elif not configs:
+            tops = sorted({search_boundary(p) or "the file-system root" for p in paths})
+            click.echo(f"lintlora: configuration: no [tool.lintlora] found (searched up to "
+                       f"{', '.join(tops)})", err=True)
+        for config in configs:
+            click.echo(f"lintlora: configuration: {config.path}", err=True)
+        return
+    cwd = os.path.realpath(os.getcwd())
+    for config in configs:
+        if config is resolver.fixed or search_boundary(config.path) is not None:
+            continue
+        folder = os.path.realpath(config.root)
+        if os.path.commonpath([folder, cwd]) != cwd:  # above (or beside) the current folder
+            click.echo(f"lintlora: note: using the configuration in {config.path}, found "
+                       f"above the linted paths outside any repository (--no-config ignores "
+                       f"it, --config names another)", err=True)
+
+
 def _fail(message: str) -> None:
     click.echo(f"lintlora: error: {message}", err=True)
     sys.exit(2)
@@ -320,7 +350,8 @@ class _LintPath(click.Path):
 @click.option("--color/--no-color", default=None, help="Force colour on or off [default: on a terminal].")
 @click.option("--verbose", is_flag=True,
               help="Also note each named YAML/JSON file skipped as no training config (by "
-                   "default noted only when it is the one path given).")
+                   "default noted only when it is the one path given), and say which "
+                   "[tool.lintlora] configuration applied.")
 @click.version_option(__version__, "--version", "-V", prog_name="lintlora",
                       message="%(prog)s %(version)s")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str | None,
@@ -357,6 +388,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, config_path: str
     except ConfigError as exc:
         _fail(str(exc))
         return
+    _say_configs(resolver, list(paths), verbose)
     problem = getattr(result.stats, "cache_problem", None)
     if problem:
         click.echo(f"lintlora: warning: {problem}", err=True)

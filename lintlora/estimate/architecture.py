@@ -627,12 +627,13 @@ def _read_model_file(path: Path, confined: bool) -> str:
 
 
 def _shown_name(value: Any, fallback: str) -> str:
-    """A model name read from a config file, when it may be shown
-    (:func:`lintlora.file_values.quotable`), else ``fallback`` (the name the user or the
-    script gave)."""
+    """A model name read from a config file (``_name_or_path``, litgpt's ``name``) when it may
+    be shown: a hub id (:func:`lintlora.file_values.quotable` with no key; the field often
+    holds a path on the machine that saved the model), else ``fallback`` (the name the user
+    or the script gave)."""
     from lintlora.file_values import quotable
 
-    if isinstance(value, str) and value and quotable("name_or_path", value):
+    if isinstance(value, str) and value and quotable(None, value):
         return value
     return fallback
 
