@@ -152,10 +152,12 @@ def find_config_file(start: str, *, loaded: dict[str, dict] | None = None) -> st
     up to :func:`search_boundary` (the repository's top).
 
     ``start`` is a file or a folder. Returns ``None`` when there is none. A ``pyproject.toml``
-    that is not valid TOML stops the search with a :class:`ConfigError` (silently skipping it
-    could apply the wrong settings). ``loaded`` (path -> parsed TOML) is a cache the caller
+    that is not valid TOML, or (in a repository) a link to a file outside it, stops the search
+    with a :class:`ConfigError` (silently skipping it could apply the wrong settings). ``loaded`` (path -> parsed TOML) is a cache the caller
     keeps for a run, so each file is read and parsed once however many folders it serves.
     """
+    from lintlora.safeio import is_within
+
     folder = os.path.abspath(start)
     if not os.path.isdir(folder):
         folder = os.path.dirname(folder)
@@ -164,6 +166,9 @@ def find_config_file(start: str, *, loaded: dict[str, dict] | None = None) -> st
     for _ in range(4096):  # bounded: a path has far fewer components
         candidate = os.path.join(folder, "pyproject.toml")
         if os.path.realpath(folder) not in never and os.path.isfile(candidate):
+            if boundary is not None and not is_within(candidate, boundary):
+                raise ConfigError(f"{candidate}: a link to a file outside the repository "
+                                  f"({boundary}): not read (--config names a file on purpose)")
             if loaded is None:
                 data = _load_toml(candidate)
             else:

@@ -161,3 +161,14 @@ def test_a_config_outside_any_repository_above_the_current_folder_is_noted(tmp_p
     assert f"using the configuration in {tmp_path / 'pyproject.toml'}" in result.output
     monkeypatch.chdir(tmp_path)  # from the folder holding it: the user's own, no note
     assert "using the configuration" not in _lint("sub/train.py").output
+
+
+def test_a_linked_pyproject_outside_the_repository_is_not_read(tmp_path, monkeypatch):
+    (tmp_path / "private.toml").write_text("[tool.lintlora]\ngpu = 'SECRET-VALUE'\n")
+    repo = _repo(tmp_path)
+    os.symlink(tmp_path / "private.toml", repo / "pyproject.toml")
+    monkeypatch.chdir(repo)
+    result = _lint("train.py")
+    assert result.exit_code == 2
+    assert "SECRET-VALUE" not in result.output
+    assert "outside the repository" in result.output
