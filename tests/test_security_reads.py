@@ -86,6 +86,54 @@ def test_a_file_named_outside_the_project_is_not_read(tmp_path, monkeypatch, how
     assert batch["value"] is None  # not read, so not 4
 
 
+@pytest.mark.parametrize("suffix,read", [
+    ("json", "cfg = json.load(open({path!r}))"),
+    ("yaml", "cfg = yaml.safe_load(open({path!r}))"),
+    ("yaml", "cfg = OmegaConf.load({path!r})"),
+])
+def test_every_way_a_script_reads_a_file_is_confined(tmp_path, monkeypatch, suffix, read):
+    repo = _repo(tmp_path)
+    secret = tmp_path / f"secret.{suffix}"
+    secret.write_text(json.dumps({"output_dir": SECRET, "per_device_train_batch_size": 4}))
+    (repo / "train.py").write_text(textwrap.dedent(f"""\
+        import json, yaml
+        from omegaconf import OmegaConf
+        from transformers import TrainingArguments
+        {read.format(path=str(secret))}
+        args = TrainingArguments(output_dir=cfg["output_dir"],
+                                 per_device_train_batch_size=cfg["per_device_train_batch_size"])
+    """))
+    monkeypatch.chdir(repo)
+    result = _show_setup(repo / "train.py")
+    assert SECRET not in result.output
+    assert "not followed: outside the project" in result.output
+    assert _training(result.output)["per_device_train_batch_size"]["value"] is None
+
+
+@pytest.mark.parametrize("method,suffix", [("parse_json_file", "json"),
+                                           ("parse_yaml_file", "yaml")])
+def test_hf_argument_parser_files_are_confined(tmp_path, monkeypatch, method, suffix):
+    repo = _repo(tmp_path)
+    secret = tmp_path / f"args.{suffix}"
+    secret.write_text(json.dumps({"output_dir": SECRET, "per_device_train_batch_size": 4}))
+    (repo / "train.py").write_text(textwrap.dedent(f"""\
+        from transformers import HfArgumentParser, TrainingArguments, Trainer
+        (args,) = HfArgumentParser((TrainingArguments,)).{method}({str(secret)!r})
+        trainer = Trainer(model=None, args=args)
+    """))
+    monkeypatch.chdir(repo)
+    result = _show_setup(repo / "train.py")
+    assert SECRET not in result.output
+    assert "not followed: outside the project" in result.output
+    # inside the project the same file is read, and its modelled values are used
+    (repo / f"args.{suffix}").write_text(secret.read_text())
+    (repo / "train.py").write_text((repo / "train.py").read_text().replace(
+        repr(str(secret)), repr(f"args.{suffix}")))
+    result = _show_setup(repo / "train.py")
+    assert SECRET not in result.output
+    assert _training(result.output)["per_device_train_batch_size"]["value"] == 4
+
+
 def test_only_modelled_values_of_a_project_file_are_quoted(tmp_path, monkeypatch):
     repo = _repo(tmp_path)
     _secret_file(repo)
