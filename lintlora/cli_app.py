@@ -258,8 +258,8 @@ def _check_config_gpu(config: Any) -> None:
 def _say_configs(resolver: Any, paths: list[str], verbose: bool) -> None:
     """Which ``[tool.lintlora]`` configuration applied, on stderr: with ``--verbose`` always
     (each file used, or that none was found); otherwise only for a file found outside any
-    repository in a folder above the current one (``/tmp/pyproject.toml``), which would
-    otherwise apply silently. Files are found up to the repository's top
+    repository in a folder above the current one and above every path given
+    (``/tmp/pyproject.toml``), which would otherwise apply silently. Files are found up to the repository's top
     (:func:`lintlora.config.search_boundary`)."""
     from lintlora.config import search_boundary
 
@@ -274,12 +274,15 @@ def _say_configs(resolver: Any, paths: list[str], verbose: bool) -> None:
         for config in configs:
             click.echo(f"lintlora: configuration: {config.path}", err=True)
         return
-    cwd = os.path.realpath(os.getcwd())
+    from lintlora.safeio import is_within
+
+    # the folders the user pointed at: the current one and each path given
+    chosen = [os.getcwd()] + [p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))
+                              for p in paths]
     for config in configs:
         if config is resolver.fixed or search_boundary(config.path) is not None:
             continue
-        folder = os.path.realpath(config.root)
-        if os.path.commonpath([folder, cwd]) != cwd:  # above (or beside) the current folder
+        if not any(is_within(config.root, folder) for folder in chosen):  # above them all
             click.echo(f"lintlora: note: using the configuration in {config.path}, found "
                        f"above the linted paths outside any repository (--no-config ignores "
                        f"it, --config names another)", err=True)

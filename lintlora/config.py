@@ -2,7 +2,10 @@
 
 The configuration of a file is the nearest ``pyproject.toml`` holding a ``[tool.lintlora]``
 table, searched from the file's folder upward (a ``pyproject.toml`` without that table is
-passed over, so a package's own ``pyproject.toml`` does not hide the repository's). ``--config``
+passed over, so a package's own ``pyproject.toml`` does not hide the repository's), up to the
+top of the file's repository: a ``pyproject.toml`` above it (``/tmp``, ``$HOME``) never
+applies (:func:`search_boundary`). Each file is read bounded (:data:`PYPROJECT_MAX_BYTES`) and
+parsed once per run. ``--config``
 names one file for every linted path; ``--no-config`` ignores them all. Flags given on the
 command line override the file key by key; ``--extend-select`` adds to the file's
 ``extend-select``.
@@ -137,7 +140,8 @@ def search_boundary(start: str) -> str | None:
     repository ``start`` belongs to (the nearest folder above holding ``.git``, found without
     git), so a ``pyproject.toml`` in a folder above the repository (``/tmp``, ``$HOME``) never
     applies. ``None`` outside a repository: then every folder up to the file-system root is
-    searched, as before, except the file-system root itself and the home folder."""
+    searched, except the file-system root itself and the home folder (and the command line
+    notes a configuration found that way above the current folder)."""
     from lintlora.safeio import project_root
 
     folder = os.path.abspath(start)
@@ -151,18 +155,20 @@ def find_config_file(start: str, *, loaded: dict[str, dict] | None = None) -> st
     """The nearest ``pyproject.toml`` with a ``[tool.lintlora]`` table at or above ``start``,
     up to :func:`search_boundary` (the repository's top).
 
-    ``start`` is a file or a folder. Returns ``None`` when there is none. A ``pyproject.toml``
-    that is not valid TOML, or (in a repository) a link to a file outside it, stops the search
-    with a :class:`ConfigError` (silently skipping it could apply the wrong settings). ``loaded`` (path -> parsed TOML) is a cache the caller
-    keeps for a run, so each file is read and parsed once however many folders it serves.
+    ``start`` is a file or a folder. Returns ``None`` when there is none. The file-system
+    root and the home folder are never searched (:func:`lintlora.safeio.too_wide_folders`).
+    A ``pyproject.toml`` that is not valid TOML, or (in a repository) a link to a file outside
+    it, stops the search with a :class:`ConfigError` (silently skipping it could apply the
+    wrong settings). ``loaded`` (path -> parsed TOML) is a cache the caller keeps for a run,
+    so each file is read and parsed once however many folders it serves.
     """
-    from lintlora.safeio import is_within
+    from lintlora.safeio import is_within, too_wide_folders
 
     folder = os.path.abspath(start)
     if not os.path.isdir(folder):
         folder = os.path.dirname(folder)
     boundary = search_boundary(folder)
-    never = _never_searched()
+    never = too_wide_folders()
     for _ in range(4096):  # bounded: a path has far fewer components
         candidate = os.path.join(folder, "pyproject.toml")
         if os.path.realpath(folder) not in never and os.path.isfile(candidate):
@@ -183,16 +189,6 @@ def find_config_file(start: str, *, loaded: dict[str, dict] | None = None) -> st
             return None
         folder = parent
     return None
-
-
-def _never_searched() -> set[str]:
-    """Folders whose ``pyproject.toml`` is never picked up by the search (outside a
-    repository): the file-system root and the home folder, shared by everything below."""
-    never = {os.path.realpath(os.sep)}
-    home = os.path.expanduser("~")
-    if home and home != "~":
-        never.add(os.path.realpath(home))
-    return never
 
 
 def parse_codes(value: Any, where: str) -> tuple[str, ...]:

@@ -35,6 +35,7 @@ __all__ = [
     "project_root",
     "is_within",
     "confinement_root",
+    "too_wide_folders",
     "PSEUDO_FILE_SYSTEMS",
 ]
 
@@ -177,8 +178,9 @@ def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:
         return False
 
 
-def _never_a_root() -> set[str]:
-    """Folders too wide to be a project: the file-system root and the user's home folder."""
+def too_wide_folders() -> set[str]:
+    """Folders too wide to be a project, resolved: the file-system root and the user's home
+    folder (whatever lies below them is not one project's)."""
     wide = {os.path.realpath(os.sep)}
     home = os.path.expanduser("~")
     if home and home != "~":
@@ -202,6 +204,6 @@ def confinement_root(path: str | os.PathLike) -> str:
     if root is None:
         cwd = os.path.realpath(os.getcwd())
         root = cwd if is_within(own, cwd) else own
-    if root in _never_a_root():
+    if root in too_wide_folders():
         return own
     return root

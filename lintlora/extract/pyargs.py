@@ -35,6 +35,36 @@ second). A larger file is not read: its values are unknown."""
 _KEY_SHOWN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 """A key named in a message about a value that is not shown (other keys are "a value")."""
 
+_KEY_AT_LINE_START = re.compile(
+    r"""(?m)^[ \t]*(?:"([^"\n]{1,200})"|'([^'\n]{1,200})'|([^\s"'#:][^:\n]{0,199}?))[ \t]*:""")
+"""A key written at the start of a line of a JSON/YAML text (quoted or not), for the line a
+value read from the file is reported at."""
+
+
+class _FileText:
+    """The text of a config file a script reads, and the line each key is first written on
+    (found in one pass over the text, the first time a line is asked for: a script that
+    spreads a file of many keys, ``TrainingArguments(**cfg)``, costs one pass, not one per
+    key)."""
+
+    __slots__ = ("text", "_lines")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._lines: dict[str, int] | None = None
+
+    def line_of(self, key: str) -> int | None:
+        """The 1-based line where ``key`` is first written at the start of a line, or ``None``."""
+        if self._lines is None:
+            lines: dict[str, int] = {}
+            line, pos = 1, 0
+            for m in _KEY_AT_LINE_START.finditer(self.text):
+                line += self.text.count("\n", pos, m.start())
+                pos = m.start()
+                lines.setdefault(m.group(1) or m.group(2) or m.group(3), line)
+            self._lines = lines
+        return self._lines.get(key)
+
 _CLI_PARSE_METHODS = frozenset({"parse_args_into_dataclasses", "parse_args_and_config",
                                 "parse_args_and_config_into_dataclasses"})
 """``HfArgumentParser``/``TrlParser`` methods that read the command line (and, for TrlParser,
@@ -399,7 +429,7 @@ class ArgumentSources:
             return Unknown(node, f"config file {rel} could not be parsed{where} ({exc.message})")
         except ValueError:  # to_python's second guard
             return Unknown(node, f"config file {rel} is too large to analyse")
-        return Obj("file", data, node, None, text, rel)
+        return Obj("file", data, node, None, _FileText(text), rel)
 
     def _file_value(self, value: Any, file_obj: Obj, key: Any = None) -> V:
         """A value read from a config file; ``source`` is ``path:line`` of its key when found.
@@ -411,12 +441,10 @@ class ArgumentSources:
         rel = file_obj.path
         source = rel
         text = file_obj.extra
-        if isinstance(key, str) and isinstance(text, str):
-            # [ \t]* rather than \s*: \s also matches newlines, which makes the search
-            # quadratic on a file of blank lines
-            m = re.search(r'(?m)^[ \t]*["\']?' + re.escape(key) + r'["\']?[ \t]*:', text)
-            if m:
-                source = f"{rel}:{text.count(chr(10), 0, m.start()) + 1}"
+        if isinstance(key, str) and isinstance(text, _FileText):
+            line = text.line_of(key)
+            if line is not None:
+                source = f"{rel}:{line}"
         if isinstance(value, dict):
             return Obj("file", value, file_obj.node, None, text, rel)
         if isinstance(value, list):
