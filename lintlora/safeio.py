@@ -166,9 +166,13 @@ def project_root(path: str | os.PathLike, fallback: str | os.PathLike | None = N
 
 def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:
     """Whether ``path``, symbolic links resolved, lies inside the folder ``root`` (resolved too),
-    and not in a pseudo-file system (:data:`PSEUDO_FILE_SYSTEMS`) whatever the root."""
-    real = os.path.realpath(path)
-    top = os.path.realpath(root)
+    and not in a pseudo-file system (:data:`PSEUDO_FILE_SYSTEMS`) whatever the root. A path
+    the system cannot name (a NUL character) is not inside."""
+    try:
+        real = os.path.realpath(path)
+        top = os.path.realpath(root)
+    except ValueError:  # embedded NUL
+        return False
     for pseudo in PSEUDO_FILE_SYSTEMS:
         if real == pseudo or real.startswith(pseudo + os.sep):
             return False

@@ -230,6 +230,20 @@ def test_a_special_file_named_by_a_script_neither_blocks_nor_grows(tmp_path, kin
             else "not followed: outside the project" in done.stdout)
 
 
+def test_a_named_path_with_a_nul_character_is_unknown_not_an_internal_error(tmp_path,
+                                                                           monkeypatch):
+    repo = _repo(tmp_path)
+    (repo / "train.py").write_text(SCRIPT.format(path="cfg\x00.json"))
+    (repo / "t2.py").write_text('from transformers import AutoModelForCausalLM\n'
+                                'model = AutoModelForCausalLM.from_pretrained("m\\x00")\n')
+    monkeypatch.chdir(repo)
+    result = _show_setup(repo / "train.py")
+    assert "NUL character" in result.output
+    assert json.loads(result.output)["errors"] == []
+    result = CliRunner().invoke(app, ["--no-cache", "t2.py"], catch_exceptions=False)
+    assert "internal error" not in result.output
+
+
 def test_a_large_named_config_is_not_read_whole(tmp_path, monkeypatch):
     repo = _repo(tmp_path)
     with open(repo / "cfg.json", "wb") as handle:  # sparse: costs no disk

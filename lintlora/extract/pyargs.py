@@ -405,6 +405,8 @@ class ArgumentSources:
         from lintlora.extract import ExtractError
         from lintlora.extract.yaml_loader import load_config_text, to_python
 
+        if "\x00" in full:
+            return Unknown(node, "config file path holds a NUL character: not read")
         if self._root is None:
             self._root = safeio.confinement_root(self.base_dir or ".")
         if not safeio.is_within(full, self._root):
