@@ -248,6 +248,40 @@ def _check_config_gpu(config: Any) -> None:
         click.echo(f"lintlora: note: {for_terminal(config.path)}: {for_terminal(note)}", err=True)
 
 
+def _say_configs(resolver: Any, paths: list[str], verbose: bool) -> None:
+    """Which ``[tool.lintlora]`` configuration applied, on stderr: with ``--verbose`` always
+    (each file used, or that none was found); otherwise only for a file found outside any
+    repository in a folder above the current one and above every path given
+    (``/tmp/pyproject.toml``), which would otherwise apply silently. Files are found up to the repository's top
+    (:func:`lintlora.config.search_boundary`)."""
+    from lintlora.config import search_boundary
+    from lintlora.report.escape import for_terminal
+
+    configs = resolver.configs
+    if verbose:
+        if not resolver.use_config:
+            click.echo("lintlora: configuration: none (--no-config)", err=True)
+        elif not configs:
+            tops = sorted({search_boundary(p) or "the file-system root" for p in paths})
+            click.echo(f"lintlora: configuration: no [tool.lintlora] found (searched up to "
+                       f"{for_terminal(', '.join(tops))})", err=True)
+        for config in configs:
+            click.echo(f"lintlora: configuration: {for_terminal(config.path)}", err=True)
+        return
+    from lintlora.safeio import is_within
+
+    # the folders the user pointed at: the current one and each path given
+    chosen = [os.getcwd()] + [p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))
+                              for p in paths]
+    for config in configs:
+        if config is resolver.fixed or search_boundary(config.path) is not None:
+            continue
+        if not any(is_within(config.root, folder) for folder in chosen):  # above them all
+            click.echo(f"lintlora: note: using the configuration in {for_terminal(config.path)}, found "
+                       f"above the linted paths outside any repository (--no-config ignores "
+                       f"it, --config names another)", err=True)
+
+
 def _fail(message: str) -> None:
     """Print ``lintlora: error: MESSAGE`` on stderr (escaped: it may name a file of the pull
     request, and stderr is in the CI log too) and exit with status 2."""
@@ -324,7 +358,8 @@ class _LintPath(click.Path):
                    "option (the pre-commit hook passes it: its args, then the file names).")
 @click.option("--verbose", is_flag=True,
               help="Also note each named YAML/JSON file skipped as no training config (by "
-                   "default noted only when it is the one path given).")
+                   "default noted only when it is the one path given), and say which "
+                   "[tool.lintlora] configuration applied.")
 @click.version_option(__version__, "--version", "-V", prog_name="lintlora",
                       message="%(prog)s %(version)s")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
@@ -366,6 +401,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
         return
     from lintlora.report.escape import for_terminal
 
+    _say_configs(resolver, list(paths), verbose)
     problem = getattr(result.stats, "cache_problem", None)
     if problem:
         click.echo(f"lintlora: warning: {for_terminal(problem)}", err=True)

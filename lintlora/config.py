@@ -2,7 +2,10 @@
 
 The configuration of a file is the nearest ``pyproject.toml`` holding a ``[tool.lintlora]``
 table, searched from the file's folder upward (a ``pyproject.toml`` without that table is
-passed over, so a package's own ``pyproject.toml`` does not hide the repository's). ``--config``
+passed over, so a package's own ``pyproject.toml`` does not hide the repository's), up to the
+top of the file's repository: a ``pyproject.toml`` above it (``/tmp``, ``$HOME``) never
+applies (:func:`search_boundary`). Each file is read bounded (:data:`PYPROJECT_MAX_BYTES`) and
+parsed once per run. ``--config``
 names one file for every linted path; ``--no-config`` ignores them all. Flags given on the
 command line override the file key by key; ``--extend-select`` adds to the file's
 ``extend-select``.
@@ -51,6 +54,8 @@ __all__ = [
     "ConfigFile",
     "CONFIG_KEYS",
     "find_config_file",
+    "search_boundary",
+    "PYPROJECT_MAX_BYTES",
     "load_config_file",
     "parse_codes",
     "validate_codes",
@@ -86,18 +91,43 @@ class ConfigFile:
     values: Mapping[str, Any]
 
 
+PYPROJECT_MAX_BYTES = 1 * 2**20
+"""The largest ``pyproject.toml`` lintlora reads: 1 MiB. Real ones are a few KB (large projects'
+stay under 100 KB); Python's ``tomllib`` parses roughly 10 MB/s, so one file costs at most a
+tenth of a second. A larger file is a :class:`ConfigError` naming it (not read whole)."""
+
+
 def _load_toml(path: str) -> dict:
+    """The parsed TOML of ``path``, read with :func:`lintlora.safeio.read_bounded` (a regular
+    file, at most :data:`PYPROJECT_MAX_BYTES`).
+
+    Raises:
+        ConfigError: unreadable, not a regular file, too large, not UTF-8, or invalid TOML;
+            the message names the file.
+    """
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on Python 3.10 only
         import tomli as tomllib
+    from lintlora.safeio import UnsafeFileError, read_bounded
+
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        raw = read_bounded(path, PYPROJECT_MAX_BYTES)
+    except UnsafeFileError as exc:
+        raise ConfigError(f"{path}: not read: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                          f"{exc.start}); TOML files are UTF-8") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply to parse") from None
 
 
 def _lintlora_table(data: dict) -> dict | None:
@@ -108,25 +138,60 @@ def _lintlora_table(data: dict) -> dict | None:
     return table if isinstance(table, dict) else None
 
 
-def find_config_file(start: str) -> str | None:
-    """The nearest ``pyproject.toml`` with a ``[tool.lintlora]`` table at or above ``start``.
+def search_boundary(start: str) -> str | None:
+    """The highest folder :func:`find_config_file` looks in for ``start``: the top of the
+    repository ``start`` belongs to (the nearest folder above holding ``.git``, found without
+    git), so a ``pyproject.toml`` in a folder above the repository (``/tmp``, ``$HOME``) never
+    applies. ``None`` outside a repository: then every folder up to the file-system root is
+    searched, except the file-system root itself and the home folder (and the command line
+    notes a configuration found that way above the current folder)."""
+    from lintlora.safeio import project_root
 
-    ``start`` is a file or a folder. Returns ``None`` when there is none up to the filesystem
-    root. A ``pyproject.toml`` that is not valid TOML stops the search with a
-    :class:`ConfigError` (silently skipping it could apply the wrong settings).
-    """
     folder = os.path.abspath(start)
     if not os.path.isdir(folder):
         folder = os.path.dirname(folder)
-    while True:
+    root = project_root(folder, fallback=os.sep)
+    return None if root == os.path.realpath(os.sep) else root
+
+
+def find_config_file(start: str, *, loaded: dict[str, dict] | None = None) -> str | None:
+    """The nearest ``pyproject.toml`` with a ``[tool.lintlora]`` table at or above ``start``,
+    up to :func:`search_boundary` (the repository's top).
+
+    ``start`` is a file or a folder. Returns ``None`` when there is none. The file-system
+    root and the home folder are never searched (:func:`lintlora.safeio.too_wide_folders`).
+    A ``pyproject.toml`` that is not valid TOML, or (in a repository) a link to a file outside
+    it, stops the search with a :class:`ConfigError` (silently skipping it could apply the
+    wrong settings). ``loaded`` (path -> parsed TOML) is a cache the caller keeps for a run,
+    so each file is read and parsed once however many folders it serves.
+    """
+    from lintlora.safeio import is_within, too_wide_folders
+
+    folder = os.path.abspath(start)
+    if not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    boundary = search_boundary(folder)
+    never = too_wide_folders()
+    for _ in range(4096):  # bounded: a path has far fewer components
         candidate = os.path.join(folder, "pyproject.toml")
-        if os.path.isfile(candidate):
-            if _lintlora_table(_load_toml(candidate)) is not None:
+        if os.path.realpath(folder) not in never and os.path.isfile(candidate):
+            if boundary is not None and not is_within(candidate, boundary):
+                raise ConfigError(f"{candidate}: a link to a file outside the repository "
+                                  f"({boundary}): not read (--config names a file on purpose)")
+            if loaded is None:
+                data = _load_toml(candidate)
+            else:
+                if candidate not in loaded:
+                    loaded[candidate] = _load_toml(candidate)
+                data = loaded[candidate]
+            if _lintlora_table(data) is not None:
                 return candidate
         parent = os.path.dirname(folder)
-        if parent == folder:
+        if parent == folder or (boundary is not None
+                                and os.path.realpath(folder) == boundary):
             return None
         folder = parent
+    return None
 
 
 def parse_codes(value: Any, where: str) -> tuple[str, ...]:
@@ -221,9 +286,10 @@ def anchor_pattern(pattern: str, root: str) -> str:
     return os.path.abspath(root).replace(os.sep, "/").rstrip("/") + "/" + pattern
 
 
-def _convert(key: str, value: Any, where: str, root: str, known_codes: Iterable[str] | None
-             ) -> tuple[str, Any]:
-    """One ``[tool.lintlora]`` entry -> (Settings field name, converted value)."""
+def _convert(key: str, value: Any, where: str, root: str, known_codes: Iterable[str] | None,
+             confine_to: str | None = None) -> tuple[str, Any]:
+    """One ``[tool.lintlora]`` entry -> (Settings field name, converted value); a
+    ``model-config`` must lie in ``confine_to`` when given."""
     if key in ("select", "ignore", "extend-select"):
         codes = parse_codes(value, where)
         if known_codes is not None:
@@ -249,7 +315,17 @@ def _convert(key: str, value: Any, where: str, root: str, known_codes: Iterable[
     if key in ("gpu", "model"):
         return ("gpu" if key == "gpu" else "default_model"), _string(value, where)
     if key == "model-config":
-        path = os.path.normpath(os.path.join(root, os.path.expanduser(_string(value, where))))
+        given = _string(value, where)
+        path = os.path.normpath(os.path.join(root, given if confine_to else
+                                             os.path.expanduser(given)))
+        if confine_to is not None:
+            from lintlora.safeio import is_within
+
+            if not is_within(path, confine_to):
+                raise ConfigError(f"{where}: {given!r} not followed: outside the project "
+                                  f"({confine_to}); a configuration file found in the "
+                                  f"repository names files inside it (use --model-config for "
+                                  f"another one)")
         if not os.path.exists(path):
             raise ConfigError(f"{where}: no such file or folder: {path} (the path is relative "
                               f"to the folder of the configuration file)")
@@ -281,21 +357,33 @@ def _convert(key: str, value: Any, where: str, root: str, known_codes: Iterable[
     raise AssertionError(key)  # pragma: no cover - keys are checked before
 
 
-def load_config_file(path: str, known_codes: Iterable[str] | None = None) -> ConfigFile:
+def load_config_file(path: str, known_codes: Iterable[str] | None = None, *,
+                     data: dict | None = None, trusted: bool = False) -> ConfigFile:
     """Read and validate the ``[tool.lintlora]`` table of ``path``.
 
     Args:
         known_codes: registered rule codes; when given, codes in ``select``/``ignore``/
             ``extend-select``/``per-file-ignores`` must name at least one of them.
+        data: the file's parsed TOML when the caller has it (read once per run).
+        trusted: the user named the file (``--config``): its ``model-config`` may name any
+            file. Otherwise, for a file inside a repository (it comes with the repository:
+            in CI, from the pull request), ``model-config`` must lie in that repository
+            (the nearest folder above holding ``.git``, :func:`lintlora.safeio.project_root`).
 
     Raises:
         ConfigError: unreadable or invalid TOML, no ``[tool.lintlora]`` table, an unknown key,
             a value of the wrong type, an unknown rule code. The message names file and key.
     """
-    table = _lintlora_table(_load_toml(path))
+    table = _lintlora_table(_load_toml(path) if data is None else data)
     if table is None:
         raise ConfigError(f"{path}: no [tool.lintlora] table")
     root = os.path.dirname(os.path.abspath(path))
+    confine_to = None
+    if not trusted:
+        from lintlora.safeio import project_root
+
+        top = project_root(root, fallback=os.sep)
+        confine_to = None if top == os.path.realpath(os.sep) else top
     known = list(known_codes) if known_codes is not None else None
     values: dict[str, Any] = {}
     for key, value in table.items():
@@ -306,7 +394,7 @@ def load_config_file(path: str, known_codes: Iterable[str] | None = None) -> Con
             close = get_close_matches(key.replace("_", "-"), CONFIG_KEYS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ConfigError(f"{path}: unknown key {key!r} in [tool.lintlora]{hint}")
-        field_name, converted = _convert(key, value, where, root, known)
+        field_name, converted = _convert(key, value, where, root, known, confine_to)
         values[field_name] = converted
     return ConfigFile(path=path, root=root, values=values)
 
@@ -337,17 +425,24 @@ class SettingsResolver:
         self._configs: dict[str, ConfigFile] = {}
         self._by_folder: dict[str, Settings] = {}
         self._fixed: ConfigFile | None = None
+        self._toml: dict[str, dict] = {}  # path -> parsed TOML: each file parsed once a run
         if config_path is not None and use_config:
-            self._fixed = self._load(config_path)
+            self._fixed = self._load(config_path, trusted=True)
 
-    def _load(self, path: str) -> ConfigFile:
+    def _load(self, path: str, trusted: bool = False) -> ConfigFile:
         key = os.path.abspath(path)
         if key not in self._configs:
-            config = load_config_file(path, self.known_codes)
+            config = load_config_file(path, self.known_codes, data=self._toml.get(path),
+                                      trusted=trusted)
             if self._on_config is not None:
                 self._on_config(config)
             self._configs[key] = config
         return self._configs[key]
+
+    @property
+    def fixed(self) -> ConfigFile | None:
+        """The ``--config`` file, applied to every path (``None`` when not given)."""
+        return self._fixed
 
     @property
     def configs(self) -> list[ConfigFile]:
@@ -360,7 +455,7 @@ class SettingsResolver:
             return None
         if self._fixed is not None:
             return self._fixed
-        found = find_config_file(path)
+        found = find_config_file(path, loaded=self._toml)
         return self._load(found) if found else None
 
     def merge(self, config: ConfigFile | None) -> Settings:

@@ -186,12 +186,21 @@ class Context:
         # treated as unresolved rather than hashed.
         model_id = name.value if name.known and isinstance(name.value, str) else None
         model_config = self._model_config_for(name, model_id)
+        # a model path the linted files name (in the code, a config file, or a configured
+        # default) is followed only inside the file's project; one the user gave with
+        # --model is the user's choice
+        root = None
+        if model_id is not None and not model_config and setup.path \
+                and not (name.source or "").startswith("--model"):
+            from lintlora.safeio import confinement_root
+
+            root = confinement_root(setup.path)
         # a relative name may be a folder beside the linted file (resolve_architecture tries
         # there too), so the lookup depends on that folder as well; absolute paths and a given
         # model_config do not. One lookup per (name, folder) keeps the cache's saving for the
         # common case, many scripts in one folder naming one hub id.
         key = (model_id, setup.framework, model_config, self.settings.params,
-               _folder_of(setup.path, model_id, model_config))
+               _folder_of(setup.path, model_id, model_config), root)
         from lintlora.cache import note_inputs, recording
 
         if key not in self._arch_cache:
@@ -205,6 +214,7 @@ class Context:
                         model_config=model_config,
                         params=self.settings.params,
                         base_dir=setup.path,
+                        root=root,
                     )
                     self._arch_cache[key] = (arch, None)
                 except UnknownModelError as exc:

@@ -34,6 +34,8 @@ __all__ = [
     "describe_mode",
     "project_root",
     "is_within",
+    "confinement_root",
+    "too_wide_folders",
     "PSEUDO_FILE_SYSTEMS",
 ]
 
@@ -164,9 +166,13 @@ def project_root(path: str | os.PathLike, fallback: str | os.PathLike | None = N
 
 def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:
     """Whether ``path``, symbolic links resolved, lies inside the folder ``root`` (resolved too),
-    and not in a pseudo-file system (:data:`PSEUDO_FILE_SYSTEMS`) whatever the root."""
-    real = os.path.realpath(path)
-    top = os.path.realpath(root)
+    and not in a pseudo-file system (:data:`PSEUDO_FILE_SYSTEMS`) whatever the root. A path
+    the system cannot name (a NUL character) is not inside."""
+    try:
+        real = os.path.realpath(path)
+        top = os.path.realpath(root)
+    except ValueError:  # embedded NUL
+        return False
     for pseudo in PSEUDO_FILE_SYSTEMS:
         if real == pseudo or real.startswith(pseudo + os.sep):
             return False
@@ -174,3 +180,34 @@ def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:
         return os.path.commonpath([real, top]) == top
     except ValueError:  # another drive on Windows
         return False
+
+
+def too_wide_folders() -> set[str]:
+    """Folders too wide to be a project, resolved: the file-system root and the user's home
+    folder (whatever lies below them is not one project's)."""
+    wide = {os.path.realpath(os.sep)}
+    home = os.path.expanduser("~")
+    if home and home != "~":
+        wide.add(os.path.realpath(home))
+    return wide
+
+
+def confinement_root(path: str | os.PathLike) -> str:
+    """The folder that files a linted file *names* must lie in (a config its code opens, a
+    model folder it loads): the repository the file belongs to (:func:`project_root`: the
+    nearest folder above holding ``.git``); without one, the current working folder when the
+    file lies inside it (the folder the lint was started from), else the file's own folder.
+
+    Never the file-system root or the home folder (a dotfiles repository at ``~`` would
+    otherwise put ``~/.docker/config.json`` inside the "project"): then the file's own folder.
+    Symbolic links are resolved. Check a named file with ``is_within(named, root)``.
+    """
+    real = os.path.realpath(path)
+    own = real if os.path.isdir(real) else os.path.dirname(real)
+    root = _root_above(own)
+    if root is None:
+        cwd = os.path.realpath(os.getcwd())
+        root = cwd if is_within(own, cwd) else own
+    if root in too_wide_folders():
+        return own
+    return root

@@ -461,34 +461,63 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
         merged = dict(cfg["text_config"])
         merged.setdefault("model_type", cfg.get("model_type", ""))
         cfg = merged
+
+    def field_of(*names: str) -> tuple[str, Any]:
+        """The first of ``names`` set (truthy, as ``cfg.get(a) or cfg.get(b)``), and its value."""
+        for n in names:
+            v = cfg.get(n)
+            if v:
+                return n, v
+        return names[0], None
+
+    def count(names: tuple[str, ...], default: Any = None, hi_field: str = "") -> int | None:
+        key, value = field_of(*names)
+        if value is None:
+            return default
+        lo, hi = FIELD_RANGES[hi_field or names[0]]
+        return _whole_number(value, key, lo, hi, source)
+
     get = cfg.get
-    h = get("hidden_size") or get("n_embd") or get("d_model")
-    L = get("num_hidden_layers") or get("n_layer") or get("num_layers")
-    a = get("num_attention_heads") or get("n_head") or get("num_heads")
+    h = count(("hidden_size", "n_embd", "d_model"))
+    L = count(("num_hidden_layers", "n_layer", "num_layers"))
+    a = count(("num_attention_heads", "n_head", "num_heads"))
     if not (h and L and a):
         raise UnknownModelError(
             f"{source}: not a decoder config lintlora can read (needs hidden_size, "
             f"num_hidden_layers, num_attention_heads)")
-    h, L, a = int(h), int(L), int(a)
-    model_type = str(get("model_type") or "")
-    kv = get("num_key_value_heads") or get("multi_query_group_num") or get("n_head_kv")
-    if kv is None and get("multi_query"):
+    if a > h:
+        raise UnknownModelError(f"{source}: `num_attention_heads` ({a}) is larger than "
+                                f"`hidden_size` ({h})")
+    model_type = get("model_type")
+    model_type = model_type if isinstance(model_type, str) and _WORD.fullmatch(model_type) else ""
+    kv = count(("num_key_value_heads", "multi_query_group_num", "n_head_kv"))
+    if kv is None and get("multi_query") is True:
         kv = 1
-    kv = int(kv or a)
-    head_dim = int(get("head_dim") or get("kv_channels") or h // a)
-    moe_n = int(get("num_local_experts") or get("num_experts") or get("n_routed_experts") or 0)
-    inter = get("moe_intermediate_size") if moe_n else None
-    inter = inter or get("intermediate_size") or get("ffn_hidden_size") or get("n_inner") or 4 * h
-    inter = int(inter)
-    act = str(get("hidden_act") or get("activation_function") or "silu")
+    kv = kv or a
+    if kv > a:
+        raise UnknownModelError(f"{source}: `num_key_value_heads` ({kv}) is larger than "
+                                f"`num_attention_heads` ({a})")
+    head_dim = count(("head_dim", "kv_channels")) or h // a
+    moe_n = count(("num_local_experts", "num_experts", "n_routed_experts"), 0)
+    inter = count(("moe_intermediate_size",), hi_field="intermediate_size") if moe_n else None
+    inter = inter or count(("intermediate_size", "ffn_hidden_size", "n_inner")) or 4 * h
+    act = get("hidden_act") or get("activation_function") or "silu"
+    act = act if isinstance(act, str) and len(act) <= 64 else "silu"
     gated = model_type not in ("gpt2", "gpt_neox", "falcon", "bloom", "opt", "phi", "gptj", "starcoder2", "qwen") \
         and "gelu" not in act or model_type.startswith("gemma")
     if model_type == "qwen":  # Qwen-1 remote code: config intermediate_size is 2x the branch width
         gated, inter = True, inter // 2
-    vocab = int(get("vocab_size") or get("padded_vocab_size") or 32000)
+    vocab = count(("vocab_size", "padded_vocab_size"), 32000)
     tie = get("tie_word_embeddings")
+    tie = tie if isinstance(tie, bool) else None
     if tie is None and model_type in ("gpt2", "gemma", "gemma2", "gemma3", "gemma3_text", "opt", "bloom"):
         tie = True
+    per_tok = count(("num_experts_per_tok",), 0)
+    if per_tok > max(moe_n, 1):
+        raise UnknownModelError(f"{source}: `num_experts_per_tok` ({per_tok}) is larger than "
+                                f"the number of experts ({moe_n})")
+    context = count(("max_position_embeddings", "n_positions", "seq_length"),
+                    hi_field="max_position_embeddings")
     rec_like = next((x for x in catalog() if x.model_type == model_type), None)
     attn_mods = rec_like.attention_modules if rec_like else ("q_proj", "k_proj", "v_proj", "o_proj")
     mlp_mods = rec_like.mlp_modules if rec_like else (("gate_proj", "up_proj", "down_proj") if gated
@@ -502,33 +531,171 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
         num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=kv, head_dim=head_dim,
         intermediate_size=inter, vocab_size=vocab, tie_word_embeddings=tie,
         mlp_kind="gated" if gated else "plain", attention_modules=attn_mods, mlp_modules=mlp_mods,
-        num_experts=moe_n, num_experts_per_tok=int(get("num_experts_per_tok") or 0),
+        num_experts=moe_n, num_experts_per_tok=per_tok,
         router_module="gate" if moe_n else None, params_total=0,
-        max_position_embeddings=get("max_position_embeddings") or get("n_positions") or get("seq_length"),
+        max_position_embeddings=context,
         rough=False, aliases=())
 
 
-def _from_litgpt_yaml(path: Path) -> Architecture:
-    import yaml  # lazy: only for litgpt checkpoint dirs
+FIELD_RANGES: dict[str, tuple[int, int]] = {
+    # the largest published decoders, for scale: Llama-3.1-405B (hidden 16384, 126 layers,
+    # 128 heads, 8 KV heads, MLP 53248; meta-llama/Llama-3.1-405B config.json), PaLM-540B
+    # (hidden 18432), Gemma 3 (vocab 262144, head_dim 256), DeepSeek-V3 (256 routed experts,
+    # 8 per token), Llama 4 Scout (10M tokens of context). Each bound leaves at least 8x
+    # headroom above them, and keeps every product the estimator forms (h*h*L, V*h, E*h*I)
+    # far inside float precision.
+    "hidden_size": (1, 1 << 18),
+    "num_hidden_layers": (1, 1 << 12),
+    "num_attention_heads": (1, 1 << 14),
+    "num_key_value_heads": (1, 1 << 14),
+    "head_dim": (1, 1 << 14),
+    "intermediate_size": (1, 1 << 21),
+    "vocab_size": (1, 1 << 23),
+    "num_local_experts": (0, 1 << 14),
+    "num_experts_per_tok": (0, 1 << 14),
+    "max_position_embeddings": (1, 1 << 30),
+}
+"""The range each architecture field of a local ``config.json`` / litgpt ``model_config.yaml``
+must lie in (inclusive; keyed by the Hugging Face name, its aliases share it). A value outside,
+or not a whole number, is a :class:`UnknownModelError` naming the file and the key."""
 
-    cfg = yaml.safe_load(path.read_text("utf-8")) or {}
-    n_embd, n_head = int(cfg.get("n_embd", 4096)), int(cfg.get("n_head", 32))
-    mlp = str(cfg.get("mlp_class_name", cfg.get("_mlp_class", "GptNeoxMLP")))
+_WORD = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+"""A ``model_type`` kept from a config file (anything else is treated as unnamed)."""
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"
+
+
+def _whole_number(value: Any, key: str, lo: int, hi: int, source: str) -> int:
+    """``value`` as an int in ``lo..hi``, else :class:`UnknownModelError` naming ``key``.
+
+    Only ints and integral finite floats are accepted (``4096.0``); a string, list, boolean,
+    ``inf``/``nan`` (JSON's ``1e400``, ``NaN``) or fraction is refused, without quoting a
+    string (it came from a file)."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float):
+            shown = "not finite" if not math.isfinite(value) else f"{value:g}, not a whole number"
+            raise UnknownModelError(f"{source}: `{key}` must be a whole number ({shown})")
+        raise UnknownModelError(f"{source}: `{key}` must be a whole number, got {_kind_of(value)}")
+    if not lo <= value <= hi:
+        shown = str(value) if value.bit_length() <= 64 else f"a {value.bit_length()}-bit number"
+        raise UnknownModelError(f"{source}: `{key}` = {shown} is outside the range lintlora "
+                                f"accepts ({lo} to {hi})")
+    return value
+
+
+MODEL_CONFIG_MAX_BYTES = 4 * 2**20
+"""The most bytes read of a local model ``config.json`` or litgpt ``model_config.yaml``: 4 MiB.
+Real ones are a few KB (Llama-3.1-405B's is under 1 KB; label maps of classification heads
+reach some hundred KB); parsing 4 MiB of JSON takes well under a second. A larger file is an
+:class:`UnknownModelError` ("above the limit"), never read whole."""
+
+
+def _read_model_file(path: Path, confined: bool) -> str:
+    """The text of a model config file, read bounded (:func:`lintlora.safeio.read_bounded`).
+
+    ``confined``: the path was checked to lie in the project, links resolved, so the resolved
+    path is opened without following a link (a Hugging Face cache's ``config.json`` is a link
+    to a blob, so cache files are read following links).
+
+    Raises:
+        UnknownModelError: not a regular file, above :data:`MODEL_CONFIG_MAX_BYTES`,
+            unreadable, or not UTF-8; the message names the file.
+    """
+    from lintlora import safeio
+
+    target = os.path.realpath(path) if confined else path
+    try:
+        return safeio.read_bounded(target, MODEL_CONFIG_MAX_BYTES,
+                                   follow_links=not confined).decode("utf-8")
+    except UnicodeDecodeError:
+        raise UnknownModelError(f"cannot read model config {path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise UnknownModelError(f"cannot read model config {path}: "
+                                f"{exc.strerror or exc}") from None
+
+
+def _shown_name(value: Any, fallback: str) -> str:
+    """A model name read from a config file (``_name_or_path``, litgpt's ``name``) when it may
+    be shown: a hub id (:func:`lintlora.file_values.quotable` with no key; the field often
+    holds a path on the machine that saved the model), else ``fallback`` (the name the user
+    or the script gave)."""
+    from lintlora.file_values import quotable
+
+    if isinstance(value, str) and value and quotable(None, value):
+        return value
+    return fallback
+
+
+_LITGPT_COUNTS = {"n_embd": "hidden_size", "n_head": "num_attention_heads",
+                  "n_layer": "num_hidden_layers", "n_query_groups": "num_key_value_heads",
+                  "head_size": "head_dim", "intermediate_size": "intermediate_size",
+                  "padded_vocab_size": "vocab_size", "vocab_size": "vocab_size"}
+
+
+def _from_litgpt_yaml(path: Path, confined: bool = False) -> Architecture:
+    # the bounded loader (node, depth and alias-expansion limits) of the extraction layer: a
+    # model_config.yaml is as untrusted as a training config
+    from lintlora.extract import ExtractError
+    from lintlora.extract.yaml_loader import load_config_text, to_python
+
+    text = _read_model_file(path, confined)
+    try:
+        cfg = to_python(load_config_text(text, str(path))) or {}
+    except ExtractError as exc:
+        where = f" (line {exc.line})" if exc.line else ""
+        raise UnknownModelError(f"cannot read litgpt model config {path}{where}: "
+                                f"{exc.message}") from None
+    except ValueError:
+        raise UnknownModelError(f"litgpt model config {path} is too large to analyse") from None
+    if not isinstance(cfg, dict):
+        raise UnknownModelError(f"litgpt model config {path}: expected a mapping of settings, "
+                                f"got {_kind_of(cfg)}")
+    source = f"litgpt model_config.yaml at {path}"
+    counts: dict[str, int] = {}
+    for key, hf_key in _LITGPT_COUNTS.items():
+        if cfg.get(key) is not None:
+            lo, hi = FIELD_RANGES[hf_key]
+            counts[key] = _whole_number(cfg[key], key, lo, hi, source)
+    n_embd, n_head = counts.get("n_embd", 4096), counts.get("n_head", 32)
+    mlp = cfg.get("mlp_class_name", cfg.get("_mlp_class", "GptNeoxMLP"))
+    mlp = mlp if isinstance(mlp, str) else "GptNeoxMLP"
     hf = {
         "model_type": "llama" if mlp in ("LLaMAMLP", "GemmaMLP") else "gpt_neox",
-        "hidden_size": n_embd, "num_hidden_layers": int(cfg.get("n_layer", 16)),
+        "hidden_size": n_embd, "num_hidden_layers": counts.get("n_layer", 16),
         "num_attention_heads": n_head,
-        "num_key_value_heads": int(cfg.get("n_query_groups") or n_head),
-        "head_dim": int(cfg.get("head_size") or n_embd // n_head),
-        "intermediate_size": int(cfg.get("intermediate_size") or 4 * n_embd),
-        "vocab_size": int(cfg.get("padded_vocab_size") or cfg.get("vocab_size") or 50254),
+        "num_key_value_heads": counts.get("n_query_groups") or n_head,
+        "head_dim": counts.get("head_size") or n_embd // n_head,
+        "intermediate_size": counts.get("intermediate_size") or 4 * n_embd,
+        "vocab_size": counts.get("padded_vocab_size") or counts.get("vocab_size") or 50254,
         "hidden_act": "silu" if mlp in ("LLaMAMLP",) else "gelu",
     }
-    name = str(cfg.get("name") or path.parent.name)
-    return from_hf_config(hf, name=name, source=f"litgpt model_config.yaml at {path}")
+    name = _shown_name(cfg.get("name"), path.parent.name)
+    return from_hf_config(hf, name=name, source=source)
 
 
-def _read_local(path: Path, label: str) -> Architecture | None:
+def _read_local(path: Path, label: str, confined: bool = False) -> Architecture | None:
+    """The architecture in a local model folder or config file, ``None`` when it holds none.
+
+    ``confined``: the path was checked to lie in the linted file's project (see
+    :func:`resolve_architecture`); files are then opened by their resolved path, links not
+    followed.
+
+    Raises:
+        UnknownModelError: the config cannot be read or is not one lintlora can use (the
+            message names the file and the key).
+    """
     from lintlora.cache import note_input  # inputs of the results cache (lintlora/cache.py)
 
     note_input(path)
@@ -538,20 +705,23 @@ def _read_local(path: Path, label: str) -> Architecture | None:
         if (path / "config.json").is_file():
             path = path / "config.json"
         elif (path / "model_config.yaml").is_file():
-            return _from_litgpt_yaml(path / "model_config.yaml")
+            return _from_litgpt_yaml(path / "model_config.yaml", confined)
         else:
             return None
-    if not path.is_file():
+    if not path.exists():
         return None
     if path.suffix in (".yaml", ".yml"):
-        return _from_litgpt_yaml(path)
+        return _from_litgpt_yaml(path, confined)
+    text = _read_model_file(path, confined)
     try:
-        cfg = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UnknownModelError(f"cannot read model config {path}: {exc}") from None
+        cfg = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        detail = (f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+                  if isinstance(exc, json.JSONDecodeError) else "not JSON lintlora can read")
+        raise UnknownModelError(f"cannot read model config {path}: {detail}") from None
     if not isinstance(cfg, dict):
         raise UnknownModelError(f"model config {path} is not a JSON object")
-    name = str(cfg.get("_name_or_path") or label)
+    name = _shown_name(cfg.get("_name_or_path"), label)
     # a local copy of a catalogued model keeps the catalog's module facts and name
     return from_hf_config(cfg, name=name, source=f"local config {path}")
 
@@ -643,6 +813,7 @@ def resolve_architecture(
     model_config: str | None = None,
     params: float | None = None,
     base_dir: str | None = None,
+    root: str | None = None,
 ) -> Architecture:
     """Resolve a model name, path or framework identity to an :class:`Architecture`.
 
@@ -650,10 +821,16 @@ def resolve_architecture(
         name_or_path: hub id, alias, local directory / ``config.json`` path, torchtune
             component, litgpt checkpoint dir; ``None`` when the file does not name it.
         framework: the setup's framework (``torchtune`` makes component names preferred).
-        model_config: a local ``config.json`` that overrides everything else.
+        model_config: a local ``config.json`` that overrides everything else (the user's
+            ``--model-config``, or a configured default already checked by the caller; not
+            confined to ``root``).
         params: a parameter count for a rough stand-in (used when nothing else resolves,
             or alone).
         base_dir: the linted file's path (or its folder); relative paths are tried there too.
+        root: where a local path in ``name_or_path`` must lie (the linted file's project,
+            :func:`lintlora.safeio.confinement_root`), when the name comes from the linted
+            files; ``None`` (a name the user gave) follows any path. A path outside is not
+            read: the error says "not followed: outside the project".
 
     Raises:
         UnknownModelError: nothing resolves; the message says how to supply the model.
@@ -673,17 +850,22 @@ def resolve_architecture(
         if arch is not None:
             return arch
     # a local path (absolute, relative to cwd, or relative to the linted file)
-    candidates = [Path(name).expanduser()]
+    candidates = [Path(name) if root is not None else Path(name).expanduser()]
     if base_dir and not Path(name).is_absolute():
         base = Path(base_dir)
         candidates.append((base if base.is_dir() else base.parent) / name)
     from lintlora.cache import note_input
+    from lintlora.safeio import is_within
 
+    outside = False
     for p in candidates:
         note_input(p)  # present or not, an input of the results cache (lintlora/cache.py)
         try:
             if p.exists():
-                arch = _read_local(p, name)
+                if root is not None and not is_within(p, root):
+                    outside = True
+                    continue
+                arch = _read_local(p, name, confined=root is not None)
                 if arch is not None:
                     # a local copy of a catalogued model: keep the catalog's identity
                     known = _lookup(p.name)
@@ -705,4 +887,9 @@ def resolve_architecture(
         return arch
     if params:
         return rough_architecture(params, name)
+    if outside:
+        raise UnknownModelError(
+            f"model path {name!r} not followed: outside the project (lintlora reads only files "
+            f"inside the linted file's repository). Supply the model with --model HUB_ID, "
+            f"--model-config path/config.json, or --params 7B for a rough estimate.")
     raise UnknownModelError(_how_to(name))

@@ -262,8 +262,12 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
             for setup in setups:
                 name = model or (setup.get("model.name_or_path").value
                                  if setup.get("model.name_or_path").known else None)
+                # a model path the file names is followed only inside its project
+                from lintlora.safeio import confinement_root
+
                 arch = resolve_architecture(name, framework=setup.framework, model_config=model_config,
-                                            params=n_params, base_dir=file)
+                                            params=n_params, base_dir=file,
+                                            root=None if model else confinement_root(file))
                 inputs, notes = inputs_from_setup(setup, arch)
                 changes = {}
                 if method:

@@ -10,8 +10,8 @@ never executed), and the library defaults table for recognised config classes.
 
 from __future__ import annotations
 
-import json
 import os
+import re
 from typing import Any
 
 import libcst as cst
@@ -23,7 +23,47 @@ from lintlora.extract.pyvalues import (
 from lintlora.extract.qualnames import _KNOWN_LIBRARIES, DEFAULTS_CLASS, canonical
 from lintlora.training_setup import Origin
 
-__all__ = ["ArgumentSources"]
+__all__ = ["ArgumentSources", "NAMED_CONFIG_MAX_BYTES"]
+
+NAMED_CONFIG_MAX_BYTES = 1 * 2**20
+"""The most bytes read of a JSON/YAML file a script names (``json.load(open(...))``,
+``parse_json_file``, ``OmegaConf.load``): 1 MiB, the bounded YAML loader's own limit
+(:data:`lintlora.extract.yaml_loader.MAX_CONFIG_CHARS`; real training configs are under 20 KB,
+and the pure-Python YAML scanner reads about 1-3 MB/s, so one file costs at most about a
+second). A larger file is not read: its values are unknown."""
+
+_KEY_SHOWN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+"""A key named in a message about a value that is not shown (other keys are "a value")."""
+
+_KEY_AT_LINE_START = re.compile(
+    r"""(?m)^[ \t]*(?:"([^"\n]{1,200})"|'([^'\n]{1,200})'|([^\s"'#:][^:\n]{0,199}?))[ \t]*:""")
+"""A key written at the start of a line of a JSON/YAML text (quoted or not), for the line a
+value read from the file is reported at."""
+
+
+class _FileText:
+    """The text of a config file a script reads, and the line each key is first written on
+    (found in one pass over the text, the first time a line is asked for: a script that
+    spreads a file of many keys, ``TrainingArguments(**cfg)``, costs one pass, not one per
+    key)."""
+
+    __slots__ = ("text", "_lines")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._lines: dict[str, int] | None = None
+
+    def line_of(self, key: str) -> int | None:
+        """The 1-based line where ``key`` is first written at the start of a line, or ``None``."""
+        if self._lines is None:
+            lines: dict[str, int] = {}
+            line, pos = 1, 0
+            for m in _KEY_AT_LINE_START.finditer(self.text):
+                line += self.text.count("\n", pos, m.start())
+                pos = m.start()
+                lines.setdefault(m.group(1) or m.group(2) or m.group(3), line)
+            self._lines = lines
+        return self._lines.get(key)
 
 _CLI_PARSE_METHODS = frozenset({"parse_args_into_dataclasses", "parse_args_and_config",
                                 "parse_args_and_config_into_dataclasses"})
@@ -336,7 +376,14 @@ class ArgumentSources:
 
     # ---- files named by literal path --------------------------------------------------------------
     def load_file(self, path_v: V, node: cst.CSTNode | None) -> V:
-        """Read a JSON/YAML file named by a resolved path, relative to the script's folder."""
+        """Read a JSON/YAML file named by a resolved path, relative to the script's folder.
+
+        The file must lie in the script's project (:func:`lintlora.safeio.confinement_root`,
+        symbolic links resolved); anything else is an :class:`Unknown` "not followed: outside
+        the project". It is read with :func:`lintlora.safeio.read_bounded` (a regular file, at
+        most :data:`NAMED_CONFIG_MAX_BYTES`) and parsed by the bounded loader
+        (:mod:`lintlora.extract.yaml_loader`: node, depth and alias-expansion limits).
+        """
         if not isinstance(path_v, Const) or not isinstance(path_v.value, str):
             return Unknown(node, "the config file's path is not written in the script")
         rel = path_v.value
@@ -349,39 +396,66 @@ class ArgumentSources:
         from lintlora.cache import note_input
 
         note_input(full)  # an input of the results cache (lintlora/cache.py)
-        result: V
-        try:
-            if os.path.getsize(full) > 2 * 2**20:
-                raise OSError("too large")
-            with open(full, encoding="utf-8") as fh:
-                text = fh.read()
-            if full.endswith((".yaml", ".yml")):
-                import yaml
-
-                data = yaml.safe_load(text)
-            else:
-                data = json.loads(text)
-            result = Obj("file", data, node, None, text, rel)
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
-            result = Unknown(node, f"config file {rel} could not be read ({exc.__class__.__name__})")
-        except Exception as exc:  # yaml errors
-            result = Unknown(node, f"config file {rel} could not be parsed ({exc.__class__.__name__})")
+        result = self._read_named_file(full, rel, node)
         self._file_cache[rel] = result
         return result
 
+    def _read_named_file(self, full: str, rel: str, node: cst.CSTNode | None) -> V:
+        from lintlora import safeio
+        from lintlora.extract import ExtractError
+        from lintlora.extract.yaml_loader import load_config_text, to_python
+
+        if "\x00" in full:
+            return Unknown(node, "config file path holds a NUL character: not read")
+        if self._root is None:
+            self._root = safeio.confinement_root(self.base_dir or ".")
+        if not safeio.is_within(full, self._root):
+            return Unknown(node, f"config file {rel} not followed: outside the project")
+        kind = "yaml" if full.endswith((".yaml", ".yml")) else "json"
+        try:
+            # the path is resolved and checked above; the last component must not turn into
+            # a link between the check and the open
+            raw = safeio.read_bounded(os.path.realpath(full), NAMED_CONFIG_MAX_BYTES,
+                                      follow_links=False)
+            text = raw.decode("utf-8")
+            data = to_python(load_config_text(text, full, kind=kind))
+        except safeio.UnsafeFileError as exc:
+            return Unknown(node, f"config file {rel} not read: {exc}")
+        except UnicodeDecodeError:
+            return Unknown(node, f"config file {rel} could not be read (not UTF-8 text)")
+        except OSError as exc:
+            return Unknown(node, f"config file {rel} could not be read "
+                                 f"({exc.strerror or exc.__class__.__name__})")
+        except ExtractError as exc:
+            where = f" at line {exc.line}" if exc.line else ""
+            return Unknown(node, f"config file {rel} could not be parsed{where} ({exc.message})")
+        except ValueError:  # to_python's second guard
+            return Unknown(node, f"config file {rel} is too large to analyse")
+        return Obj("file", data, node, None, _FileText(text), rel)
+
     def _file_value(self, value: Any, file_obj: Obj, key: Any = None) -> V:
-        """A value read from a config file; ``source`` is ``path:line`` of its key when found."""
+        """A value read from a config file; ``source`` is ``path:line`` of its key when found.
+
+        A nested mapping stays a file object (its entries are decided one by one); any other
+        value is kept only when :func:`lintlora.file_values.quotable` allows it: otherwise it
+        is :class:`Unknown`, named by its key and never shown.
+        """
         rel = file_obj.path
         source = rel
         text = file_obj.extra
-        if isinstance(key, str) and isinstance(text, str):
-            import re
-
-            m = re.search(r'(?m)^\s*["\']?' + re.escape(key) + r'["\']?\s*:', text)
-            if m:
-                source = f"{rel}:{text.count(chr(10), 0, m.start()) + 1}"
+        if isinstance(key, str) and isinstance(text, _FileText):
+            line = text.line_of(key)
+            if line is not None:
+                source = f"{rel}:{line}"
+        if isinstance(value, dict):
+            return Obj("file", value, file_obj.node, None, text, rel)
         if isinstance(value, list):
             value = tuple(value)
+        from lintlora.file_values import quotable
+
+        if not quotable(key, value):
+            what = f"`{key}`" if isinstance(key, str) and _KEY_SHOWN_RE.fullmatch(key) else "a value"
+            return Unknown(None, f"{what} in {source} (not a setting lintlora models; not shown)")
         if _is_plain(value):
             return Const(value, Origin.CONFIG_FILE, None, source)
         return Unknown(None, f"value in {source}")

@@ -66,6 +66,7 @@ class Resolver(ArgumentSources):
         self._method_calls: dict[tuple[str, str], list[CallRecord]] | None = None
         self._star_imports = [b.value for b in index.root.bindings.get("*", ())]
         self._file_cache: dict[str, Any] = {}
+        self._root: str | None = None  # the project files the script names must lie in
         self._call_index = {id(r.node): r for r in index.calls}
         self._kwargs_memo: dict[tuple, tuple] = {}
         self._idioms: dict[int, bool] = {}
