@@ -270,6 +270,15 @@ def read_source(path: str, kind: str, max_bytes: int) -> str:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew between stat and read
         raise InputFileError(f"file is above the {_size(max_bytes)} limit; skipped")
+    return _decode_source(data, kind)
+
+
+def _decode_source(data: bytes, kind: str) -> str:
+    """Decode a file's bytes as its kind requires (:func:`read_source` without the reading).
+
+    Raises:
+        ExtractError: cannot be decoded (``LL000`` at the offending byte).
+    """
     if kind == "python":
         return _decode_python(data)
     return _decode_text(data, {"notebook": "notebook JSON", "json": "JSON"}.get(kind, "YAML"))
@@ -434,7 +443,7 @@ def _syntax_finding(path: str, exc: ExtractError) -> Finding:
 
 
 def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
-              context: "Context") -> FileResult:
+              context: "Context", *, data: bytes | None = None) -> FileResult:
     """Lint one file; never raises (see the module docstring for what each failure becomes).
 
     Args:
@@ -442,6 +451,10 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
         settings: the settings that apply to it (selection, size limit, fail-on).
         rules: rule instances; those not enabled for the file are skipped.
         context: the run's :class:`~lintlora.context.Context` for these settings.
+        data: the file's bytes when the caller has read them already, as :func:`read_source`
+            would (a regular file, within ``settings.max_file_bytes``): the results cache
+            reads each file once, to hash it, and the same bytes are linted (so an entry
+            always describes the bytes its key was made from); ``None``: read here.
     """
     path = source.path
     result = FileResult(path=path, kind=source.kind, fail_on=settings.fail_on)
@@ -450,7 +463,10 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
                                               ".yaml, .yml, .json); skipped", INPUT_ERROR_CODE))
         return result
     try:
-        text = read_source(path, source.kind, settings.max_file_bytes)
+        if data is None:
+            text = read_source(path, source.kind, settings.max_file_bytes)
+        else:
+            text = _decode_source(data, source.kind)
     except ExtractError as exc:
         result.linted = True
         return _finish(result, [(_syntax_finding(path, exc), None)], "", settings, (), set())
@@ -715,8 +731,13 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
         from lintlora.cache import ResultCache
 
         cache = ResultCache(cache_dir, rule_classes)
-    results, run.stats = lint_tasks(tasks, instances, jobs=default_jobs() if jobs is None else jobs,
-                                    cache=cache, keep_setups=keep_setups)
+    try:
+        results, run.stats = lint_tasks(tasks, instances,
+                                        jobs=default_jobs() if jobs is None else jobs,
+                                        cache=cache, keep_setups=keep_setups)
+    finally:
+        if cache is not None:
+            cache.close()
     for file_result in results:
         _collect(run, file_result)
     if not verbose:
