@@ -503,3 +503,22 @@ def test_concurrent_runs_on_a_fresh_folder_share_one_key(project, tmp_path):
         assert worker.exitcode == 0
     run = _lint([project / f"s{i}.py" for i in range(6)], cache)
     assert run.stats.cache_hits == 6 and run.stats.cache_ignored == 0
+
+
+def test_a_file_whose_name_is_not_utf8_is_cached_and_read_back(tmp_path):
+    """Its path holds a lone surrogate (``os.fsdecode``); the entry is ASCII JSON, and the
+    surrogate is allowed back in the entry because the file's own path has it."""
+    folder = os.path.join(os.fsencode(str(tmp_path)), b"project")
+    os.mkdir(folder)
+    name = os.path.join(folder, b"caf\xe9.py")
+    try:
+        with open(name, "wb") as handle:
+            handle.write(TRAIN.encode())
+    except OSError:  # pragma: no cover - a file system that refuses such names
+        pytest.skip("file names that are not UTF-8")
+    cache = tmp_path / "cache"
+    plain = _lint([os.fsdecode(folder)])
+    first = _lint([os.fsdecode(folder)], cache)
+    second = _lint([os.fsdecode(folder)], cache)
+    assert first.stats.cache_stored == 1 and second.stats.cache_hits == 1
+    assert second.findings == first.findings == plain.findings
