@@ -423,18 +423,6 @@ class ResultCache:
             return None
 
     @staticmethod
-    def read(path: str, max_bytes: int) -> bytes | None:
-        """The bytes of the file to lint (following links, as the engine does), or ``None``
-        when it cannot be read, is not a regular file or is larger than ``max_bytes`` (such
-        files are linted without the cache, which reports them)."""
-        from lintlora.safeio import read_bounded
-
-        try:
-            return read_bounded(path, max_bytes)
-        except (OSError, ValueError):
-            return None
-
-    @staticmethod
     def _entry_name(key: str) -> tuple[str, str]:
         return key[:2], key + ".json"
 

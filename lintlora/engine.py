@@ -50,6 +50,7 @@ __all__ = [
     "FileResult",
     "RunResult",
     "read_source",
+    "read_source_bytes",
     "read_setups",
     "code_matches",
     "rule_enabled",
@@ -251,6 +252,19 @@ def read_source(path: str, kind: str, max_bytes: int) -> str:
         OSError: cannot be read (missing, permissions, a folder).
         ExtractError: cannot be decoded (``LL000`` at the offending byte).
     """
+    return _decode_source(read_source_bytes(path, max_bytes), kind)
+
+
+def read_source_bytes(path: str, max_bytes: int) -> bytes:
+    """The bytes of one file to lint, as :func:`read_source` reads them: the results cache
+    hashes these very bytes and lints them on a miss (``lint_file(data=...)``), so the cache
+    and the engine read under one policy.
+
+    Raises:
+        InputFileError: larger than ``max_bytes`` (checked before reading), or not a regular
+            file (a named pipe or a device: never read, so it cannot block or stream).
+        OSError: cannot be read (missing, permissions, a folder).
+    """
     # O_NONBLOCK: opening a named pipe (a FIFO named ``x.py`` in a scanned folder) would
     # otherwise wait for a writer forever; only regular files are read
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
@@ -270,7 +284,7 @@ def read_source(path: str, kind: str, max_bytes: int) -> str:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:  # grew between stat and read
         raise InputFileError(f"file is above the {_size(max_bytes)} limit; skipped")
-    return _decode_source(data, kind)
+    return data
 
 
 def _decode_source(data: bytes, kind: str) -> str:
@@ -451,10 +465,10 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
         settings: the settings that apply to it (selection, size limit, fail-on).
         rules: rule instances; those not enabled for the file are skipped.
         context: the run's :class:`~lintlora.context.Context` for these settings.
-        data: the file's bytes when the caller has read them already, as :func:`read_source`
-            would (a regular file, within ``settings.max_file_bytes``): the results cache
-            reads each file once, to hash it, and the same bytes are linted (so an entry
-            always describes the bytes its key was made from); ``None``: read here.
+        data: the file's bytes when the caller has read them already with
+            :func:`read_source_bytes`: the results cache reads each file once, to hash it, and
+            the same bytes are linted (so an entry always describes the bytes its key was made
+            from); ``None``: read here.
     """
     path = source.path
     result = FileResult(path=path, kind=source.kind, fail_on=settings.fail_on)

@@ -6,7 +6,7 @@ process or in a pool of worker processes (issue 8).
 file, in the order given, whatever ran where: the output of a run is the same for every
 ``jobs`` (``tests/test_parallel.py``).
 
-**Cache.** Each file is read once (:meth:`lintlora.cache.ResultCache.read`) and keyed by the
+**Cache.** Each file is read once (:func:`lintlora.engine.read_source_bytes`) and keyed by the
 SHA-256 of those bytes; on a miss the same bytes are linted (``lint_file(data=...)``, kept up to
 :data:`KEEP_BYTES` in all, inherited by forked workers), so an entry always describes the bytes
 its key was made from, and the file is not read a second time to hash it.
@@ -167,6 +167,17 @@ class _Job:
 _JOB: _Job | None = None
 
 
+def _read_for_key(task: Task) -> bytes | None:
+    """The bytes of the task's file as the engine reads them, or ``None`` when it cannot be
+    read (too large, not a regular file, missing: linted without the cache, which reports it)."""
+    from lintlora.engine import read_source_bytes
+
+    try:
+        return read_source_bytes(task.source.path, task.settings.max_file_bytes)
+    except (OSError, ValueError):
+        return None
+
+
 def _lint_one(index: int) -> tuple["FileResult", bool]:
     """Lint task ``index`` of the current job; returns the result and whether it was cached.
 
@@ -192,7 +203,7 @@ def _lint_one(index: int) -> tuple["FileResult", bool]:
         key, digest, data = entry
         job.keys[index] = (key, digest, None)  # linted once: the bytes are not needed again
         if data is None:  # not kept (KEEP_BYTES): read again; stored only if still the same
-            data = job.cache.read(task.source.path, task.settings.max_file_bytes)
+            data = _read_for_key(task)
             if data is not None and content_digest(data) != digest:
                 data = None
         with recording() as inputs:
@@ -244,7 +255,7 @@ def lint_tasks(tasks: Sequence[Task], rules: Sequence[Any], *, jobs: int = 1,
         for index, task in enumerate(tasks):
             if task.source.kind is None:
                 continue
-            data = cache.read(task.source.path, task.settings.max_file_bytes)
+            data = _read_for_key(task)
             if data is None:
                 continue
             digest = content_digest(data)

@@ -468,17 +468,17 @@ def test_a_file_read_again_for_linting_is_stored_only_if_it_still_has_its_key(pr
     other = tmp_path / "other"
     other.mkdir()
     (other / "train.py").write_text(TRAIN)
-    original = cache_module.ResultCache.read
+    original = parallel._read_for_key
     calls = []
 
-    def edited_in_between(path, max_bytes):
-        calls.append(path)
-        data = original(path, max_bytes)
+    def edited_in_between(task):
+        calls.append(task)
+        data = original(task)
         if len(calls) == 2:  # the read for linting: the file was edited meanwhile
             return data.replace(b"gradient_checkpointing", b"gradient_checkpointinG")
         return data
 
-    monkeypatch.setattr(cache_module.ResultCache, "read", staticmethod(edited_in_between))
+    monkeypatch.setattr(parallel, "_read_for_key", edited_in_between)
     run = _lint([other / "train.py"], cache)
     assert len(calls) == 2 and run.stats.cache_stored == 0
 
