@@ -1,46 +1,79 @@
-"""The results cache: an unchanged file is not parsed again (issue 8).
+"""The results cache: an unchanged file is not parsed again (issue 8), and nothing found in
+the cache folder can change a result (issue 12).
 
 One JSON file per linted file holds what linting it produced (its findings, its ``LL998``
 input diagnostics and notices, the notebook line map): never pickles, never anything that is
 executed or imported when read back.
 
 **Where.** ``--cache-dir DIR``, else ``$XDG_CACHE_HOME/lintlora``, else ``~/.cache/lintlora``
-(the XDG base-directory layout), under a ``v1`` folder (the entry format); entries are
-``v1/<2 hex>/<sha256>.json``. A ``CACHEDIR.TAG`` marks the folder as a cache for backup tools
-(https://bford.info/cachedir/).
+(the XDG base-directory layout), under a ``v<FORMAT>`` folder (the entry format, :data:`FORMAT`);
+entries are ``v3/<2 hex>/<sha256>.json``. A ``CACHEDIR.TAG`` marks the folder as a cache for
+backup tools (https://bford.info/cachedir/). :mod:`lintlora.cache_folder` creates and writes
+all of it without following links.
 
 **The key** (a SHA-256 over a canonical JSON document) holds everything a result depends on
-that is known before linting:
+that is known before linting, each by content where it can change under a checkout:
 
-- the file: its SHA-256, its path as given and as an absolute path (findings carry the path),
-  its kind and whether it was named explicitly;
+- the file: the SHA-256 of its bytes (the very bytes then linted: a file that changes while
+  it is linted is not stored), its path as given and as an absolute path (findings carry the
+  path), its project root (:func:`lintlora.safeio.project_root`: files a script names are
+  read only inside it), its kind and whether it was named explicitly;
 - the settings that change results (selection, per-file ignores, GPU, model, ``--params``,
   ``--cpus``, ``--tokens``, the size limit; not ``exclude``, ``fail_on``, jobs or the cache
   itself);
-- lintlora: its version *and* the size and modification time of every module and data file
-  of the installed package (so a development tree invalidates on every edit), the rule classes
-  (plugins included, with their module files' size and time), the Python version, and the
-  installed LibCST and PyYAML (their ``__init__`` files' size and time);
+- lintlora: its version *and* the SHA-256 of every module and data file of the package (so a
+  development tree invalidates on every edit), the rule classes (plugins included, with the
+  SHA-256 of their module files), the Python version, and the installed LibCST and PyYAML
+  (their ``__init__`` files' size and time: an upgrade rewrites them; the environment is the
+  user's, not the pull request's);
 - the environment the model lookup reads: the working directory, ``HF_HUB_CACHE``,
   ``HF_HOME`` and ``HOME``.
 
 **Inputs found while linting.** A result can also depend on other files: a JSON/YAML file a
 script names by literal path (:mod:`lintlora.extract.pyargs`), a local ``config.json`` or a
 Hugging Face cache folder the architecture lookup looked at, present or not
-(:mod:`lintlora.estimate.architecture`). Those places call :func:`note_input`; the paths and
-their state (kind, size, modification time; or absent) are stored with the entry, and an
-entry is used only when every one is unchanged.
+(:mod:`lintlora.estimate.architecture`). Those places call :func:`note_input`; each path is
+stored with its state (:func:`input_state`: a file's resolved path and the SHA-256 of its
+bytes, a folder's resolved path and sorted names, or absent), and an entry is used only when
+every one is unchanged. A file is never keyed by size and time: a same-size edit with its time
+put back is seen. States are taken once per run (the first time an entry or a result needs
+one); a file larger than :data:`MAX_INPUT_BYTES` or a folder of more than
+:data:`MAX_FOLDER_NAMES` names has no state, and a result depending on it is not stored.
 
-**Never trusted.** An entry that is not valid JSON, has another format, names another key
-than its file name, fails a type check, or whose inputs changed is ignored (and replaced on the
-next store). Writes go to a temporary file renamed into place, so concurrent runs and worker
-processes never see half an entry. Results holding an internal error (``LL999``) are not
-stored, nor any result whose JSON form does not read back equal to it, nor a file whose content
-changed while it was linted. A cache folder that cannot be created or written turns the cache
+**Authentication: an HMAC, and what it does not do.** Each entry starts with an
+HMAC-SHA256 (:mod:`hmac`) of its JSON text under a random key kept in the format folder
+(:data:`lintlora.cache_folder.SECRET_NAME`, 0600, replaced when it is not a private regular
+file of this user: see :mod:`lintlora.cache_folder`). It is checked before the text is parsed.
+It rejects any entry not written by a run holding this folder's key: entries copied from
+another cache folder, planted by another user or a tool in a shared folder, or committed by a
+pull request into a cache folder kept in the repository (a checkout cannot produce the private
+key file), and corruption. An HMAC is chosen over a content hash of the result, which anyone
+can recompute and so detects only corruption; it costs the same (one SHA-256 pass over an
+entry already read). It does **not** protect against whoever can read the key: this user's own
+processes, or a whole cache folder restored in CI (``actions/cache`` restores the key with the
+entries). For that case the guarantee comes from the key and the inputs: an entry restored from
+another branch was computed from exactly the bytes, settings, lintlora and inputs that match
+its key and states, so it is the right result or a miss. And every entry, signed or not, is
+checked in full when read (:mod:`lintlora.cache_entry`: the file's own paths, finite numbers in
+range, bounded strings, known codes), so even a forged one can only claim findings for that
+file, never crash a run, point elsewhere or make a report invalid. Keep cache folders writable
+only by runs you trust (in CI: do not save caches from pull-request jobs for the base branch).
+
+**Never trusted.** An entry that is not a regular file (read with
+:func:`lintlora.safeio.read_bounded` without following links, ``O_NONBLOCK``: a link to
+``/dev/zero`` or a named pipe is refused at once), larger than :data:`MAX_ENTRY_BYTES`, not
+ASCII, badly signed, not valid JSON, of another format, naming another key than its file
+name, failing a check, or whose inputs changed is a miss (and replaced on the next store);
+never an error. Writes go to a temporary file of random name renamed into place, so
+concurrent runs and worker processes never see half an entry. Results holding an internal
+error (``LL999``) are not stored, nor any result whose JSON form does not read back equal to
+it (so whatever is stored passes the checks), nor a result larger than the entry cap. A cache
+folder that cannot be created or written, or whose key cannot be made private, turns the cache
 off for the run (:attr:`ResultCache.problem`); linting goes on.
 
-Not cached: ``--show-setup`` runs (the extracted setups are not stored); files that cannot be
-read. Old entries are not pruned: delete the folder to reclaim the space.
+Not cached: files that cannot be read. ``--show-setup`` runs write entries but do not read
+them (entries hold no setups). Old entries and old format folders are not pruned: delete the
+folder to reclaim the space.
 """
 
 from __future__ import annotations
@@ -48,36 +81,63 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+import stat
 import sys
 from contextlib import contextmanager
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
+from lintlora.cache_entry import decode_result, encode_result
+from lintlora.cache_folder import SECRET_NAME
+
 if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.cache_folder import CacheFolder
     from lintlora.discovery import SourceFile
     from lintlora.engine import FileResult
     from lintlora.settings import Settings
 
 __all__ = [
     "FORMAT",
+    "MAX_ENTRY_BYTES",
+    "MAX_INPUT_BYTES",
+    "MAX_FOLDER_NAMES",
+    "SECRET_NAME",
     "default_cache_dir",
     "note_input",
     "note_inputs",
     "recording",
-    "path_state",
+    "input_state",
+    "content_digest",
     "ResultCache",
     "encode_result",
     "decode_result",
 ]
 
-FORMAT = 2
-"""Version of the entry format (the ``v1`` folder and the ``format`` field)."""
+FORMAT = 3
+"""Version of the entry format (the ``v3`` folder and the ``format`` field). 3: signed
+entries, inputs by content."""
+
+MAX_ENTRY_BYTES = 8 * 2**20
+"""Largest entry read or written, in bytes (8 MiB). Real entries are tiny (the largest over the
+600-file benchmark corpus: 5.5 KB; the median 380 bytes); the cap still leaves room for a file
+under the default 5 MiB size limit with thousands of findings, and bounds what one entry can
+cost to read and parse (a few tens of milliseconds). A larger result is simply not cached."""
+
+MAX_INPUT_BYTES = 64 * 2**20
+"""Largest input file hashed for its state, in bytes (64 MiB: about 50 ms of SHA-256, once per
+run). The files a result reads are configs far smaller; a result depending on a larger one is
+not stored."""
+
+MAX_FOLDER_NAMES = 4096
+"""Most names listed for a folder input's state (the Hugging Face cache's snapshots of one
+model, a model folder); a result depending on a larger folder is not stored."""
 
 _KEY_EXCLUDED_SETTINGS = frozenset({"exclude", "fail_on", "jobs", "cache_dir", "use_cache"})
 """Settings that do not change a file's findings: discovery's excludes, the exit threshold
 (re-applied when an entry is read) and the run's own machinery."""
 
 _INTERNAL_ERROR = "LL999"
+_MAC_LENGTH = 64  # hex digits of an HMAC-SHA256
 
 
 def default_cache_dir() -> str:
@@ -87,6 +147,13 @@ def default_cache_dir() -> str:
     if not base or not os.path.isabs(base):
         base = os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "lintlora")
+
+
+def content_digest(data: bytes) -> str:
+    """The SHA-256 of ``data``, in hex: how files are keyed."""
+    from hashlib import sha256  # here, not at the top: a run without the cache skips it
+
+    return sha256(data).hexdigest()
 
 
 # ---- inputs found while linting ------------------------------------------------------------
@@ -127,41 +194,84 @@ def recording() -> Iterator[list[str]]:
             outer.extend(inputs)
 
 
-def path_state(path: str) -> list | None:
-    """What an input's validity rests on: ``["f", size, mtime_ns]`` for a file,
-    ``["d", mtime_ns]`` for a folder (its time changes when entries are added or removed),
-    ``["o", mode]`` for anything else, ``None`` when it does not exist or cannot be seen."""
+class _NoState(Exception):
+    """An input whose state cannot be taken (too large, too many names, changing under us)."""
+
+
+def input_state(path: str) -> list | None:
+    """What an input's validity rests on, by content: ``["f", resolved path, sha256]`` for a
+    regular file (links followed, as the readers follow them), ``["d", resolved path, sha256 of
+    the sorted names]`` for a folder, ``["o", file type]`` for anything else (never opened),
+    ``["u", errno]`` for a file that cannot be read, ``None`` when nothing is there.
+
+    Raises:
+        _NoState: a file above :data:`MAX_INPUT_BYTES`, a folder of more than
+            :data:`MAX_FOLDER_NAMES` names, or a file that stops being regular as it is read.
+    """
+    from lintlora.safeio import UnsafeFileError, read_bounded
+
     try:
         info = os.stat(path)
     except (OSError, ValueError):
         return None
-    import stat
-
     if stat.S_ISREG(info.st_mode):
-        return ["f", info.st_size, info.st_mtime_ns]
+        try:
+            data = read_bounded(path, MAX_INPUT_BYTES)
+        except (UnsafeFileError, IsADirectoryError):
+            raise _NoState(path) from None
+        except OSError as exc:
+            return ["u", exc.errno or 0]
+        return ["f", os.path.realpath(path), content_digest(data)]
     if stat.S_ISDIR(info.st_mode):
-        return ["d", info.st_mtime_ns]
+        names = []
+        try:
+            with os.scandir(path) as listing:
+                for entry in listing:
+                    names.append(entry.name)
+                    if len(names) > MAX_FOLDER_NAMES:
+                        raise _NoState(path)
+        except OSError as exc:
+            return ["u", exc.errno or 0]
+        joined = b"\0".join(sorted(os.fsencode(n) for n in names))
+        return ["d", os.path.realpath(path), content_digest(joined)]
     return ["o", stat.S_IFMT(info.st_mode)]
 
 
 # ---- the run's fingerprint -------------------------------------------------------------------
 
-def _package_state() -> list:
-    """Size and time of every module and data file of the lintlora package, sorted."""
+def _package_state() -> str:
+    """SHA-256 over the relative path and bytes of every module and data file of the lintlora
+    package, in sorted order (about 1.2 MB: 2 ms)."""
+    from hashlib import sha256
+
     root = os.path.dirname(os.path.abspath(__file__))
-    out = []
+    digest = sha256()
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
         for name in sorted(files):
             if name.endswith((".py", ".json")):
                 full = os.path.join(folder, name)
-                out.append([os.path.relpath(full, root), path_state(full)])
-    return out
+                digest.update(os.fsencode(os.path.relpath(full, root)) + b"\0")
+                try:
+                    with open(full, "rb") as handle:
+                        digest.update(handle.read())
+                except OSError as exc:
+                    digest.update(f"unreadable {exc.errno}".encode())
+                digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _stat_state(path: str) -> list | None:
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return [info.st_size, info.st_mtime_ns]
 
 
 def _library_state(name: str) -> list | None:
-    """Where the installed library ``name`` is and the state of its ``__init__`` file (an
-    upgrade rewrites it), found without importing it or :mod:`importlib.metadata` (each would
+    """Where the installed library ``name`` is and the size and time of its ``__init__`` file
+    (an upgrade rewrites it), found without importing it or :mod:`importlib.metadata` (each would
     cost a one-file run tens of milliseconds)."""
     import importlib.util
 
@@ -170,11 +280,20 @@ def _library_state(name: str) -> list | None:
     except (ImportError, ValueError):
         return None
     origin = getattr(spec, "origin", None) if spec is not None else None
-    return [origin, path_state(origin)] if origin else None
+    return [origin, _stat_state(origin)] if origin else None
+
+
+def _file_digest(path: str) -> str | None:
+    from lintlora.safeio import read_bounded
+
+    try:
+        return content_digest(read_bounded(path, MAX_INPUT_BYTES))
+    except OSError:
+        return None
 
 
 def _rules_state(rules: Sequence[type]) -> list:
-    """Each rule class by module and name; for rules outside lintlora, the state of their
+    """Each rule class by module and name; for rules outside lintlora, the SHA-256 of their
     module's file (a plugin being edited invalidates like lintlora does)."""
     out = []
     for cls in rules:
@@ -182,7 +301,7 @@ def _rules_state(rules: Sequence[type]) -> list:
         entry = [getattr(cls, "code", ""), module, getattr(cls, "__qualname__", repr(cls))]
         if not module.startswith("lintlora."):
             file = getattr(sys.modules.get(module), "__file__", None)
-            entry.append(path_state(file) if file else None)
+            entry.append(_file_digest(file) if file else None)
         out.append(entry)
     return out
 
@@ -201,173 +320,48 @@ def _canonical(document: Any) -> str:
                       default=repr)
 
 
-# ---- entries ---------------------------------------------------------------------------------
-
-def _span_json(span: Any) -> list:
-    return [span.path, span.line, span.column, span.end_line, span.end_column, span.cell]
-
-
-def _finding_json(finding: Any) -> dict:
-    estimate = finding.estimate
-    return {
-        "code": finding.code, "name": finding.name, "severity": finding.severity.value,
-        "span": _span_json(finding.span), "message": finding.message, "fix": finding.fix,
-        "estimate": None if estimate is None else {
-            "peak_bytes": estimate.peak_bytes,
-            "peak_after_fix_bytes": estimate.peak_after_fix_bytes,
-            "gpu": estimate.gpu, "gpu_memory_bytes": estimate.gpu_memory_bytes,
-            "gpu_memory_nominal": estimate.gpu_memory_nominal,
-            "breakdown": [[k, v] for k, v in estimate.breakdown.items()],
-            "model": estimate.model, "note": estimate.note,
-        },
-        "rests_on": list(finding.rests_on),
-    }
-
-
-def _error_json(error: Any) -> list:
-    return [error.path, error.message, error.code, error.line, error.column]
-
-
-def encode_result(result: "FileResult") -> dict:
-    """The JSON form of a :class:`~lintlora.engine.FileResult` without its setups.
-
-    Raises:
-        TypeError, AttributeError: a value that has no JSON form here (a plugin's odd finding).
-    """
-    return {
-        "path": result.path, "kind": result.kind, "linted": result.linted,
-        "findings": [_finding_json(f) for f in result.findings],
-        "errors": [_error_json(e) for e in result.errors],
-        "notices": [_error_json(e) for e in result.notices],
-        "cell_lines": [[cell, list(lines)] for cell, lines in result.cell_lines.items()],
-    }
+def _same(a: "FileResult", b: "FileResult") -> bool:
+    return (a.path, a.kind, a.linted, a.findings, a.errors, a.notices, a.cell_lines) == \
+           (b.path, b.kind, b.linted, b.findings, b.errors, b.notices, b.cell_lines)
 
 
 class _Invalid(Exception):
     """An entry that fails a check."""
 
 
-def _need(value: Any, *types: type) -> Any:
-    # bool is an int: only accept it where bool is asked for
-    if isinstance(value, bool) and bool not in types:
-        raise _Invalid(repr(value))
-    if not isinstance(value, types):
-        raise _Invalid(repr(value))
-    return value
-
-
-def _opt_int(value: Any) -> int | None:
-    return None if value is None else _need(value, int)
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else _need(value, str)
-
-
-def _span_of(data: Any) -> Any:
-    from lintlora.training_setup import Span
-
-    path, line, column, end_line, end_column, cell = _need(data, list)
-    return Span(_need(path, str), _need(line, int), _need(column, int), _opt_int(end_line),
-                _opt_int(end_column), _opt_int(cell))
-
-
-def _finding_of(data: Any) -> Any:
-    from lintlora.findings import Finding, MemoryFigures, Severity
-
-    _need(data, dict)
-    estimate = data["estimate"]
-    figures = None
-    if estimate is not None:
-        _need(estimate, dict)
-        breakdown = {}
-        for item in _need(estimate["breakdown"], list):
-            key, value = _need(item, list)
-            breakdown[_need(key, str)] = _need(value, int, float)
-        figures = MemoryFigures(
-            peak_bytes=_opt_int(estimate["peak_bytes"]),
-            peak_after_fix_bytes=_opt_int(estimate["peak_after_fix_bytes"]),
-            gpu=_opt_str(estimate["gpu"]), gpu_memory_bytes=_opt_int(estimate["gpu_memory_bytes"]),
-            gpu_memory_nominal=_need(estimate["gpu_memory_nominal"], bool),
-            breakdown=breakdown, model=_opt_str(estimate["model"]), note=_opt_str(estimate["note"]))
-    return Finding(
-        code=_need(data["code"], str), name=_need(data["name"], str),
-        severity=Severity(_need(data["severity"], str)), span=_span_of(data["span"]),
-        message=_need(data["message"], str), fix=_opt_str(data["fix"]), estimate=figures,
-        rests_on=tuple(_need(x, str) for x in _need(data["rests_on"], list)))
-
-
-def _error_of(data: Any) -> Any:
-    from lintlora.findings import FileError
-
-    path, message, code, line, column = _need(data, list)
-    return FileError(_need(path, str), _need(message, str), _need(code, str), _opt_int(line),
-                     _opt_int(column))
-
-
-def decode_result(data: Any, fail_on: Any = None) -> "FileResult":
-    """Read back :func:`encode_result`'s form, checking every type.
-
-    Raises:
-        ValueError: the data is not a valid entry (its message says where it failed).
-    """
-    from lintlora.engine import FileResult
-
-    try:
-        _need(data, dict)
-        result = FileResult(path=_need(data["path"], str), kind=_opt_str(data["kind"]),
-                            linted=_need(data["linted"], bool))
-        result.findings = [_finding_of(f) for f in _need(data["findings"], list)]
-        result.errors = [_error_of(e) for e in _need(data["errors"], list)]
-        result.notices = [_error_of(e) for e in _need(data["notices"], list)]
-        for item in _need(data["cell_lines"], list):
-            cell, lines = _need(item, list)
-            result.cell_lines[_need(cell, int)] = tuple(_need(n, int) for n in _need(lines, list))
-    except (_Invalid, KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"not a lintlora cache entry ({type(exc).__name__}: {exc})"[:200]) from None
-    if fail_on is not None:
-        result.fail_on = fail_on
-    return result
-
-
-def _same(a: "FileResult", b: "FileResult") -> bool:
-    return (a.path, a.kind, a.linted, a.findings, a.errors, a.notices, a.cell_lines) == \
-           (b.path, b.kind, b.linted, b.findings, b.errors, b.notices, b.cell_lines)
-
-
 class ResultCache:
     """The cache of one run.
 
     Args:
-        directory: the cache folder (created when missing); its ``v1`` subfolder holds entries.
-        rules: the rule classes of the run (part of every key).
+        directory: the cache folder (created when missing); its ``v<FORMAT>`` subfolder holds
+            entries.
+        rules: the rule classes of the run (part of every key; their codes are the codes an
+            entry's findings may have).
 
     Attributes:
-        problem: why the cache is off for this run (the folder cannot be created or written),
-            or ``None``.
+        problem: why the cache is off for this run (the folder cannot be created or written,
+            or its key cannot be made private), or ``None``.
         hits, misses, stored, ignored: counters (``ignored``: entries rejected as invalid or
             stale).
     """
 
     def __init__(self, directory: str, rules: Sequence[type]) -> None:
+        from lintlora.cache_folder import CacheFolder
+
         self.directory = os.path.abspath(os.path.expanduser(directory))
         self.root = os.path.join(self.directory, f"v{FORMAT}")
         self.problem: str | None = None
         self.hits = self.misses = self.stored = self.ignored = 0
+        self._folder: CacheFolder | None = None
         try:
-            os.makedirs(self.root, exist_ok=True)
-            tag = os.path.join(self.directory, "CACHEDIR.TAG")
-            if not os.path.exists(tag):
-                with open(tag, "w", encoding="ascii") as handle:
-                    handle.write("Signature: 8a477f597d28d172789f06886806bc55\n"
-                                 "# This file marks a cache folder of lintlora (safe to delete).\n")
-            if not os.access(self.root, os.W_OK):
-                raise PermissionError("not writable")
+            self._folder = CacheFolder(self.directory, f"v{FORMAT}")
         except OSError as exc:
-            self.problem = f"cache folder {self.directory} is not usable ({exc.strerror or exc}); " \
+            reason = exc.strerror or exc
+            self.problem = f"cache folder {self.directory} is not usable ({reason}); " \
                            "running without the cache"
         import lintlora
 
+        self._codes = frozenset(str(getattr(r, "code", "")) for r in rules) - {""}
         self._run = _canonical({
             "format": FORMAT,
             "lintlora": lintlora.__version__,
@@ -380,11 +374,18 @@ class ResultCache:
             "env": {k: os.environ.get(k) for k in ("HF_HUB_CACHE", "HF_HOME", "HOME")},
         })
         self._settings: dict[int, tuple[Any, str]] = {}
+        self._states: dict[str, Any] = {}
+        self._roots: dict[str, str] = {}
 
     @property
     def enabled(self) -> bool:
         """Whether entries are read and written in this run."""
         return self.problem is None
+
+    def close(self) -> None:
+        """Release the cache folder's descriptor (the engine calls it at the end of a run)."""
+        if self._folder is not None:
+            self._folder.close()
 
     # -- keys ----------------------------------------------------------------------------------
     def _settings_key(self, settings: "Settings") -> str:
@@ -396,61 +397,102 @@ class ResultCache:
 
     def key(self, source: "SourceFile", settings: "Settings", digest: str) -> str:
         """The key of ``source`` with content SHA-256 ``digest`` under ``settings``."""
-        document = "\n".join((
-            self._run, self._settings_key(settings),
-            _canonical([source.path, os.path.abspath(source.path), source.kind, source.explicit,
-                        digest])))
-        from hashlib import sha256  # here, not at the top: a run without the cache skips it
-
-        return sha256(document.encode("utf-8", "surrogatepass")).hexdigest()
-
-    @staticmethod
-    def digest(path: str, max_bytes: int) -> str | None:
-        """SHA-256 of the file's bytes, or ``None`` when it cannot be read or is larger than
-        ``max_bytes`` (such files are linted without the cache)."""
-        import stat
-
-        try:
-            # O_NONBLOCK: a named pipe must not block the run (only regular files are read)
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-            with open(fd, "rb", buffering=0) as handle:
-                info = os.fstat(fd)
-                if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
-                    return None
-                data = handle.read(max_bytes + 1)
-        except (OSError, ValueError):
-            return None
-        if len(data) > max_bytes:
-            return None
         from hashlib import sha256
 
-        return sha256(data).hexdigest()
+        absolute = os.path.abspath(source.path)
+        document = "\n".join((
+            self._run, self._settings_key(settings),
+            _canonical([source.path, absolute, self._project_root(absolute), source.kind,
+                        source.explicit, digest])))
+        return sha256(document.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def _entry_path(self, key: str) -> str:
-        return os.path.join(self.root, key[:2], key + ".json")
+    def _project_root(self, absolute: str) -> str | None:
+        """:func:`lintlora.safeio.project_root` of a file, resolved once per folder (a file
+        that is itself a link is resolved on its own)."""
+        from lintlora.safeio import project_root
+
+        try:
+            if os.path.islink(absolute):
+                return project_root(absolute)
+            folder = os.path.dirname(absolute)
+            root = self._roots.get(folder)
+            if root is None:
+                root = self._roots[folder] = project_root(folder)
+            return root
+        except (OSError, ValueError):
+            return None
+
+    @staticmethod
+    def _entry_name(key: str) -> tuple[str, str]:
+        return key[:2], key + ".json"
+
+    def _state(self, path: str) -> Any:
+        """:func:`input_state`, once per path and run; ``_NoState`` as a sentinel value."""
+        try:
+            return self._states[path]
+        except KeyError:
+            pass
+        try:
+            state: Any = input_state(path)
+        except _NoState:
+            state = _NoState
+        self._states[path] = state
+        return state
+
+    def _sign(self, body: bytes) -> bytes:
+        import hashlib
+        import hmac
+
+        assert self._folder is not None
+        return hmac.new(self._folder.secret, body, hashlib.sha256).hexdigest().encode("ascii")
 
     # -- reading -------------------------------------------------------------------------------
-    def load(self, key: str, fail_on: Any = None) -> "FileResult | None":
-        """The cached result for ``key``, or ``None`` (missing, invalid or stale)."""
-        if not self.enabled:
+    def _parse(self, raw: bytes, key: str, source: "SourceFile", fail_on: Any,
+               check_inputs: bool) -> "FileResult":
+        """The result an entry's bytes hold, every check passed.
+
+        Raises:
+            _Invalid, ValueError, KeyError, TypeError, RecursionError: it fails one.
+        """
+        import hmac
+
+        signature, body = raw[:_MAC_LENGTH], raw[_MAC_LENGTH + 1:]
+        if raw[_MAC_LENGTH:_MAC_LENGTH + 1] != b"\n" or \
+                not hmac.compare_digest(signature, self._sign(body)):
+            raise _Invalid("signature")
+        data = json.loads(body.decode("ascii"))
+        if type(data) is not dict or data.keys() != {"format", "key", "inputs", "result"}:
+            raise _Invalid("shape")
+        if data["format"] != FORMAT or data["key"] != key:
+            raise _Invalid("format or key")
+        inputs = data["inputs"]
+        if type(inputs) is not list:
+            raise _Invalid("inputs")
+        for item in inputs:
+            if type(item) is not list or len(item) != 2 or type(item[0]) is not str \
+                    or not os.path.isabs(item[0]):
+                raise _Invalid("an input")
+            if check_inputs and self._state(item[0]) != item[1]:
+                raise _Invalid("an input changed")
+        return decode_result(data["result"], fail_on, path=source.path, kind=source.kind,
+                             codes=self._codes)
+
+    def load(self, key: str, source: "SourceFile", fail_on: Any = None) -> "FileResult | None":
+        """The cached result of ``source`` for ``key``, or ``None`` (missing, invalid or
+        stale: see the module docstring). Never raises for what is in the cache folder."""
+        if not self.enabled or self._folder is None:
             return None
+        from lintlora.safeio import read_bounded
+
         try:
-            with open(self._entry_path(key), "rb") as handle:
-                raw = handle.read()
-        except OSError:
+            raw = read_bounded(self._folder.entry_path(*self._entry_name(key)), MAX_ENTRY_BYTES,
+                               follow_links=False)
+        except (OSError, ValueError):
             self.misses += 1
             return None
         try:
-            data = json.loads(raw)
-            _need(data, dict)
-            if data.get("format") != FORMAT or data.get("key") != key:
-                raise _Invalid("format or key")
-            for item in _need(data["inputs"], list):
-                path, state = _need(item, list)
-                if path_state(_need(path, str)) != state:
-                    raise _Invalid("an input changed")
-            result = decode_result(data["result"], fail_on)
-        except (ValueError, _Invalid, KeyError, TypeError, RecursionError):
+            result = self._parse(raw, key, source, fail_on, check_inputs=True)
+        except (_Invalid, ValueError, KeyError, TypeError, RecursionError):
             self.ignored += 1
             self.misses += 1
             return None
@@ -458,35 +500,34 @@ class ResultCache:
         return result
 
     # -- writing -------------------------------------------------------------------------------
-    def store(self, key: str, result: "FileResult", inputs: Sequence[str]) -> bool:
-        """Write ``result`` under ``key`` with the state of ``inputs``; ``False`` when it is not
-        cacheable (see the module docstring) or cannot be written."""
-        if not self.enabled or any(e.code == _INTERNAL_ERROR for e in result.errors):
+    def store(self, key: str, source: "SourceFile", result: "FileResult",
+              inputs: Sequence[str]) -> bool:
+        """Write ``result`` (of ``source``, linted from the bytes ``key`` was made from) under
+        ``key`` with the state of ``inputs``; ``False`` when it is not cacheable (see the module
+        docstring) or cannot be written."""
+        if not self.enabled or self._folder is None \
+                or any(e.code == _INTERNAL_ERROR for e in result.errors):
             return False
         try:
-            encoded = encode_result(result)
-            if not _same(decode_result(json.loads(json.dumps(encoded))), result):
-                return False
             unique = sorted(set(inputs))
-            document = {"format": FORMAT, "key": key,
-                        "inputs": [[p, path_state(p)] for p in unique], "result": encoded}
-            # ASCII: a file name that is not UTF-8 (a lone surrogate) is written as its \udcff
-            # escape, which json.loads gives back; as UTF-8 it could not be written at all
-            text = json.dumps(document, ensure_ascii=True, separators=(",", ":"))
+            states = [[p, self._state(p)] for p in unique]
+            if any(state is _NoState for _, state in states):
+                return False
+            document = {"format": FORMAT, "key": key, "inputs": states,
+                        "result": encode_result(result)}
+            body = json.dumps(document, ensure_ascii=True, separators=(",", ":"),
+                              allow_nan=False).encode("ascii")
         except (TypeError, ValueError, AttributeError, RecursionError):
             return False
-        target = self._entry_path(key)
-        tmp = f"{target}.{os.getpid()}.tmp"
-        try:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(tmp, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, target)
-        except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        if len(body) + _MAC_LENGTH + 1 > MAX_ENTRY_BYTES:
+            return False
+        raw = self._sign(body) + b"\n" + body
+        try:  # what is stored must read back as this very result
+            if not _same(self._parse(raw, key, source, None, check_inputs=False), result):
+                return False
+        except (_Invalid, ValueError, KeyError, TypeError, RecursionError):
+            return False
+        if not self._folder.write(*self._entry_name(key), raw):
             return False
         self.stored += 1
         return True

@@ -6,6 +6,11 @@ process or in a pool of worker processes (issue 8).
 file, in the order given, whatever ran where: the output of a run is the same for every
 ``jobs`` (``tests/test_parallel.py``).
 
+**Cache.** Each file is read once (:func:`lintlora.engine.read_source_bytes`) and keyed by the
+SHA-256 of those bytes; on a miss the same bytes are linted (``lint_file(data=...)``, kept up to
+:data:`KEEP_BYTES` in all, inherited by forked workers), so an entry always describes the bytes
+its key was made from, and the file is not read a second time to hash it.
+
 **Pool.** Used when ``jobs > 1``, at least :data:`POOL_MIN_FILES` files are left after the
 cache, and the ``fork`` start method is available (Linux). Forked workers inherit the run's
 state (files, settings, contexts, rules) instead of receiving it pickled; before forking, the
@@ -54,7 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import FileResult
     from lintlora.settings import Settings
 
-__all__ = ["POOL_MIN_FILES", "CHUNK_BYTES", "Task", "RunStats", "default_jobs",
+__all__ = ["POOL_MIN_FILES", "CHUNK_BYTES", "KEEP_BYTES", "Task", "RunStats", "default_jobs",
            "pool_available", "lint_tasks", "tuned_gc"]
 
 POOL_MIN_FILES = 16
@@ -65,6 +70,11 @@ ran on (``bench/compare.py``), as much as linting 3-4 ordinary training scripts;
 
 CHUNK_BYTES = 48 * 1024
 """Files are sent to workers in chunks of about this many bytes (a large file goes alone)."""
+
+KEEP_BYTES = 64 * 2**20
+"""Most bytes of the files read for their cache keys that are kept until they are linted, so a
+file the cache misses is read once (forked workers share the kept bytes); files beyond it are
+read again when linted, and stored only if they still hash to their key."""
 
 
 
@@ -146,15 +156,26 @@ class _Job:
     __slots__ = ("tasks", "rules", "cache", "keys", "keep_setups")
 
     def __init__(self, tasks: Sequence[Task], rules: Sequence[Any], cache: "ResultCache | None",
-                 keys: dict[int, tuple[str, str]], keep_setups: bool) -> None:
+                 keys: dict[int, tuple[str, str, bytes | None]], keep_setups: bool) -> None:
         self.tasks = tasks
         self.rules = rules
         self.cache = cache
-        self.keys = keys                # task index -> (cache key, content digest)
+        self.keys = keys                # task index -> (cache key, digest, bytes or None)
         self.keep_setups = keep_setups
 
 
 _JOB: _Job | None = None
+
+
+def _read_for_key(task: Task) -> bytes | None:
+    """The bytes of the task's file as the engine reads them, or ``None`` when it cannot be
+    read (too large, not a regular file, missing: linted without the cache, which reports it)."""
+    from lintlora.engine import read_source_bytes
+
+    try:
+        return read_source_bytes(task.source.path, task.settings.max_file_bytes)
+    except (OSError, ValueError):
+        return None
 
 
 def _lint_one(index: int) -> tuple["FileResult", bool]:
@@ -177,14 +198,19 @@ def _lint_one(index: int) -> tuple["FileResult", bool]:
     if entry is None or job.cache is None:
         result = lint_file(task.source, task.settings, job.rules, task.context)
     else:
-        from lintlora.cache import recording
+        from lintlora.cache import content_digest, recording
 
+        key, digest, data = entry
+        job.keys[index] = (key, digest, None)  # linted once: the bytes are not needed again
+        if data is None:  # not kept (KEEP_BYTES): read again; stored only if still the same
+            data = _read_for_key(task)
+            if data is not None and content_digest(data) != digest:
+                data = None
         with recording() as inputs:
-            result = lint_file(task.source, task.settings, job.rules, task.context)
-        key, digest = entry
-        # the file must still hold what was hashed, or the entry would describe other bytes
-        if job.cache.digest(task.source.path, task.settings.max_file_bytes) == digest:
-            stored = job.cache.store(key, result, inputs)
+            result = lint_file(task.source, task.settings, job.rules, task.context, data=data)
+        # linted from the very bytes the key was made from, or not stored
+        if data is not None:
+            stored = job.cache.store(key, task.source, result, inputs)
     forget = getattr(task.context, "forget_estimates", None)
     if forget is not None:
         forget()  # estimates are per setup object; no later file uses this file's setups
@@ -218,23 +244,30 @@ def lint_tasks(tasks: Sequence[Task], rules: Sequence[Any], *, jobs: int = 1,
     global _JOB
     stats = RunStats()
     results: list[FileResult | None] = [None] * len(tasks)
-    keys: dict[int, tuple[str, str]] = {}
+    keys: dict[int, tuple[str, str, bytes | None]] = {}
     if cache is not None and not cache.enabled:
         stats.cache_problem = cache.problem
         cache = None
     if cache is not None:
+        from lintlora.cache import content_digest
+
+        kept = 0
         for index, task in enumerate(tasks):
             if task.source.kind is None:
                 continue
-            digest = cache.digest(task.source.path, task.settings.max_file_bytes)
-            if digest is None:
+            data = _read_for_key(task)
+            if data is None:
                 continue
+            digest = content_digest(data)
             key = cache.key(task.source, task.settings, digest)
-            hit = None if keep_setups else cache.load(key, task.settings.fail_on)
+            hit = None if keep_setups else cache.load(key, task.source, task.settings.fail_on)
             if hit is not None:
                 results[index] = hit
+            elif kept + len(data) <= KEEP_BYTES:
+                kept += len(data)
+                keys[index] = (key, digest, data)
             else:
-                keys[index] = (key, digest)
+                keys[index] = (key, digest, None)
         stats.cache_hits = cache.hits
         stats.cache_ignored = cache.ignored
     todo = [i for i, r in enumerate(results) if r is None]
