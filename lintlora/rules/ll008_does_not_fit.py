@@ -19,7 +19,8 @@ Severity:
 - error: the estimate rests only on values the file sets, or does not fit even with every
   value it does not set at its most favourable (batch 1, 1-token sequences, a 4-bit base for
   an assumed 16-bit one, checkpointing on where it is assumed or a launch default);
-- warning: the verdict rests on an assumed batch size, sequence length or 16-bit base, or on a
+- warning: the estimate exceeds the capacity by less than 10% of it (within the estimator's
+  uncertainty, as the "tight" band below it); the verdict rests on an assumed batch size, sequence length or 16-bit base, or on a
   library default (transformers' ``per_device_train_batch_size=8``, trl's ``max_length=1024``):
   the message names it; also every "tight" verdict, a rough estimate (``--params``), and a model
   spread by ``device_map="auto"`` (several visible GPUs lower the per-device peak; not estimated);
@@ -58,6 +59,10 @@ __all__ = ["DoesNotFit", "TOP"]
 TOP = 3
 """How many fitting changes the message lists."""
 
+MIN_SEQUENCE = 128
+"""The shortest sequence length (tokens) the fit list proposes: below it a shorter sequence is
+no training run anyone wants, and the list says what else would fit instead."""
+
 _SPREAD_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
 """``device_map`` values with which accelerate spreads the model over every visible GPU."""
 
@@ -87,6 +92,15 @@ def _sharded(setup: TrainingSetup) -> bool:
         if not value.known and value.span is not None:
             return True
     return False
+
+
+def _offloaded(setup: TrainingSetup) -> bool:
+    """A ``device_map`` that places modules on the CPU or disk: LL005 reports that, with the
+    estimate of everything on the GPU, and the estimate here does not model the offload."""
+    dm = setup.get("model.device_map")
+    values = dm.value.values() if dm.known and isinstance(dm.value, dict) else \
+        [dm.value] if dm.known else []
+    return any(str(v).lower() in ("cpu", "disk", "meta") for v in values)
 
 
 def _spread(setup: TrainingSetup) -> str | None:
@@ -228,14 +242,28 @@ def _searched_options(setup: TrainingSetup, estimate, arch, target: int) -> list
             if text is not None:
                 out.append(FitOption("fit_batch", text, est.device_bytes, estimate.device_bytes - est.device_bytes,
                                      est.fits, est))
-    if i.seq_len > 1 and "seq_len" not in assumed:
-        found = largest_fitting(estimate, arch, "seq_len", 1, i.seq_len - 1, target)
+    if i.seq_len > MIN_SEQUENCE and "seq_len" not in assumed:
+        found = largest_fitting(estimate, arch, "seq_len", MIN_SEQUENCE, i.seq_len - 1, target)
         if found.value is not None and found.estimate is not None:
             text = sequence_text(setup, dialect, i.seq_len, found.value)
             if text is not None:
                 est = found.estimate
                 out.append(FitOption("fit_sequence", text, est.device_bytes, estimate.device_bytes - est.device_bytes,
                                      est.fits, est))
+        if i.batch_size > 1 and "batch_size" not in assumed and not any(o.key == "fit_batch" for o in out):
+            # no batch fits at this length: batch 1 (the accumulation keeping the effective
+            # batch) with the longest sequence that fits at batch 1
+            at_one = dataclasses.replace(estimate, inputs=dataclasses.replace(i, batch_size=1))
+            found = largest_fitting(at_one, arch, "seq_len", MIN_SEQUENCE, i.seq_len - 1, target)
+            ga_setting = setup.get("training.gradient_accumulation_steps")
+            ga = ga_setting.value if ga_setting.known and isinstance(ga_setting.value, int) \
+                and not isinstance(ga_setting.value, bool) and ga_setting.value > 0 else None
+            batch = batch_text(setup, dialect, i.batch_size, 1, ga, i.batch_size * ga if ga else None)
+            seq = sequence_text(setup, dialect, i.seq_len, found.value) if found.value is not None else None
+            if found.estimate is not None and batch is not None and seq is not None:
+                est = found.estimate
+                out.append(FitOption("fit_batch_and_sequence", f"{batch}, and {seq}", est.device_bytes,
+                                     estimate.device_bytes - est.device_bytes, est.fits, est))
     return out
 
 
@@ -255,7 +283,7 @@ def _anchor(setup: TrainingSetup, estimate, arch, target: int, options: list) ->
     keys = {o.key for o in options}
     if "fit_batch" in keys and batch is not None and batch.span is not None:
         return batch.span, False
-    if "fit_sequence" in keys and seq.span is not None:
+    if keys & {"fit_sequence", "fit_batch_and_sequence"} and seq.span is not None:
         return seq.span, False
     for s in (batch, seq):
         if s is not None and s.span is not None:
@@ -274,7 +302,7 @@ class DoesNotFit(Rule):
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         capacity = context.gpu_memory_bytes
-        if not setup.is_training or not capacity or _sharded(setup):
+        if not setup.is_training or not capacity or _sharded(setup) or _offloaded(setup):
             return
         estimate = context.estimate(setup)
         inputs = getattr(estimate, "inputs", None)
@@ -297,7 +325,7 @@ class DoesNotFit(Rule):
         from lintlora.estimate.fit import fit_options
         from lintlora.estimate.memory import estimate_memory
         from lintlora.estimate.profiles import get_profile
-        from lintlora.estimate.verdict import combine, phase_words, smallest_gpu
+        from lintlora.estimate.verdict import TIGHT_HEADROOM, combine, comfortable_bytes, phase_words, smallest_gpu
 
         figures = context.figures(setup)
         where_gpu = f"the {figures.gpu}" if figures.gpu else "the GPU"
@@ -338,6 +366,10 @@ class DoesNotFit(Rule):
             severity = Severity.INFO
             rests_on.append(basis.model_at_launch)
             parts.append(f"It rests on {basis.model_at_launch}: reported as info.")
+        if state == "over" and severity is Severity.ERROR and peak <= capacity * (1 + TIGHT_HEADROOM):
+            severity = Severity.WARNING
+            parts.append(f"Reported as a warning: it is over by {gib(peak - capacity)}, within the estimate's "
+                         "10% uncertainty.")
         if getattr(estimate, "rough", False) and severity is Severity.ERROR:
             severity = Severity.WARNING
             parts.append("Reported as a warning: the estimate is a rough one, from a parameter count.")
@@ -348,7 +380,7 @@ class DoesNotFit(Rule):
                          "several cards the per-device peak is lower (not estimated); on one card it does not fit.")
 
         # the changes, each re-estimated
-        searched = _searched_options(setup, estimate, arch, target)
+        searched = _searched_options(setup, estimate, arch, comfortable_bytes(capacity))
         replaced = {"halve_batch" if o.key == "fit_batch" else "shorter_sequence" for o in searched}
         options = [o for o in fit_options(estimate, arch, dialect=setup.dialect, setup=setup)
                    if o.key not in replaced]
@@ -362,13 +394,16 @@ class DoesNotFit(Rule):
         best = None
         fix: str
         if fitting:
-            # the searched batch and length first: they keep the model and the method as written
-            fitting.sort(key=lambda o: (o.key not in ("fit_batch", "fit_sequence"), o.device_bytes))
+            # those leaving 10% free first, then the searched batch and length (they keep the model
+            # and the method as written), then the lowest peak
+            room = comfortable_bytes(capacity)
+            fitting.sort(key=lambda o: (o.device_bytes > room, not o.key.startswith("fit_"),
+                                        o.device_bytes))
             shown = fitting[:TOP]
             best = shown[0]
             listed = "; ".join(f"{n}) {o.change}: {gib(o.device_bytes)}" for n, o in enumerate(shown, 1))
             parts.append(f"What would {goal} (each re-estimated): {listed}.")
-            fix = best.change[0].upper() + best.change[1:] + "."
+            fix = f"Make this change: {best.change}."
         else:
             together = combine(estimate, arch, everything, target)
             gpu = smallest_gpu(peak)
