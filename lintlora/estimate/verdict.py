@@ -117,18 +117,23 @@ def _estimate(inputs: EstimateInputs, arch: Architecture, profile: Profile,
 
 
 def largest_fitting(estimate: MemoryEstimate, arch: Architecture, field: str, low: int, high: int,
-                    limit_bytes: int, profile: Profile | None = None) -> Largest:
+                    limit_bytes: int, profile: Profile | None = None, step: int = 1) -> Largest:
     """Bisect ``field`` of ``estimate.inputs`` over ``[low, high]`` for the largest value whose
     device peak is at most ``limit_bytes`` (the peak is non-decreasing in it: module docstring).
 
+    ``step``: only multiples of it are tried (``low`` and ``high`` are rounded inwards to
+    them), for values people write as round numbers (sequence lengths in multiples of 64); the
+    search then makes at most ``ceil(log2((high - low) / step)) + 2`` estimates.
+
     Raises:
-        ValueError: ``low < 1`` or ``high < low``.
+        ValueError: ``low < 1``, ``step < 1`` or no multiple of ``step`` in ``[low, high]``.
     """
-    if low < 1 or high < low:
-        raise ValueError(f"bad search bounds {low}..{high}")
+    if step < 1 or low < 1 or high < low or -(-low // step) > high // step:
+        raise ValueError(f"bad search bounds {low}..{high} (step {step})")
     profile = profile or get_profile(estimate.inputs.framework)
     count = 0
     cache: dict[int, MemoryEstimate | None] = {}
+    low, high = -(-low // step) * step, (high // step) * step
 
     def at(n: int) -> MemoryEstimate | None:
         nonlocal count
@@ -146,8 +151,8 @@ def largest_fitting(estimate: MemoryEstimate, arch: Architecture, field: str, lo
     if ok(high):
         return Largest(field, high, low, high, limit_bytes, at(high), count)
     good, bad = low, high  # ok(good), not ok(bad)
-    while bad - good > 1:  # at most ceil(log2(high - low)) rounds
-        mid = (good + bad) // 2
+    while bad - good > step:  # at most ceil(log2((high - low) / step)) rounds
+        mid = good + ((bad - good) // step // 2) * step
         if ok(mid):
             good = mid
         else:

@@ -63,6 +63,10 @@ MIN_SEQUENCE = 128
 """The shortest sequence length (tokens) the fit list proposes: below it a shorter sequence is
 no training run anyone wants, and the list says what else would fit instead."""
 
+SEQUENCE_STEP = 64
+"""Sequence lengths the fit list proposes are multiples of this many tokens (round numbers, and
+half the re-estimates of an exact search)."""
+
 _SPREAD_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
 """``device_map`` values with which accelerate spreads the model over every visible GPU."""
 
@@ -242,8 +246,8 @@ def _searched_options(setup: TrainingSetup, estimate, arch, target: int) -> list
             if text is not None:
                 out.append(FitOption("fit_batch", text, est.device_bytes, estimate.device_bytes - est.device_bytes,
                                      est.fits, est))
-    if i.seq_len > MIN_SEQUENCE and "seq_len" not in assumed:
-        found = largest_fitting(estimate, arch, "seq_len", MIN_SEQUENCE, i.seq_len - 1, target)
+    if i.seq_len > MIN_SEQUENCE + SEQUENCE_STEP and "seq_len" not in assumed:
+        found = largest_fitting(estimate, arch, "seq_len", MIN_SEQUENCE, i.seq_len - 1, target, step=SEQUENCE_STEP)
         if found.value is not None and found.estimate is not None:
             text = sequence_text(setup, dialect, i.seq_len, found.value)
             if text is not None:
@@ -254,7 +258,7 @@ def _searched_options(setup: TrainingSetup, estimate, arch, target: int) -> list
             # no batch fits at this length: batch 1 (the accumulation keeping the effective
             # batch) with the longest sequence that fits at batch 1
             at_one = dataclasses.replace(estimate, inputs=dataclasses.replace(i, batch_size=1))
-            found = largest_fitting(at_one, arch, "seq_len", MIN_SEQUENCE, i.seq_len - 1, target)
+            found = largest_fitting(at_one, arch, "seq_len", MIN_SEQUENCE, i.seq_len - 1, target, step=SEQUENCE_STEP)
             ga_setting = setup.get("training.gradient_accumulation_steps")
             ga = ga_setting.value if ga_setting.known and isinstance(ga_setting.value, int) \
                 and not isinstance(ga_setting.value, bool) and ga_setting.value > 0 else None
