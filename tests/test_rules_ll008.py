@@ -179,3 +179,17 @@ def test_the_searches_return_the_largest_value_that_fits():
         assert estimate_memory(replace(e.inputs, **{field: n}), arch).device_bytes <= 24 * 2**30
         assert estimate_memory(replace(e.inputs, **{field: n + 1}), arch).device_bytes > 24 * 2**30
         assert found.estimates <= found.high.bit_length() + 2
+
+
+def test_ll008_has_bad_and_good_fixtures_in_the_styles_people_write():
+    names = {p.name for p in RULES.glob("ll008_*")}
+    assert {"ll008_bad_batch_trainer.py", "ll008_bad_sft_trainer.py", "ll008_bad_notebook.ipynb",
+            "ll008_bad_axolotl.yml", "ll008_bad_llama_factory.yaml", "ll008_good_qlora_70b_80gb.py"} <= names
+
+
+def test_the_divisor_search_is_bounded_and_exact():
+    from lintlora.rules.ll008_does_not_fit import _largest_divisor
+
+    assert _largest_divisor(32, 3) == 2 and _largest_divisor(32, 16) == 16 and _largest_divisor(7, 6) == 1
+    big_prime = 1_000_003
+    assert _largest_divisor(big_prime * 2, 10**6) == 2  # no divisor in the window: the small ones

@@ -208,12 +208,20 @@ class _Basis:
         return join_words([*self.guessed, *self.launch, *([self.model_at_launch] if self.model_at_launch else [])])
 
 
+_DIVISOR_WINDOW = 1024
+"""How many candidates :func:`_largest_divisor` tries below its bound (the loop stays bounded
+for any batch a file can set)."""
+
+
 def _largest_divisor(n: int, at_most: int) -> int:
-    """The largest divisor of ``n`` that is at most ``at_most`` (at least 1)."""
-    for d in range(min(n, at_most), 1, -1):
+    """A divisor of ``n`` (``n >= 1``) at most ``at_most``: the largest among the
+    :data:`_DIVISOR_WINDOW` values below ``at_most``, else the largest up to
+    :data:`_DIVISOR_WINDOW` (1 at worst). At most twice the window of trials."""
+    top = max(1, min(n, at_most))
+    for d in range(top, max(0, top - _DIVISOR_WINDOW), -1):
         if n % d == 0:
             return d
-    return 1
+    return max(d for d in range(1, min(top, _DIVISOR_WINDOW) + 1) if n % d == 0)
 
 
 def _searched_options(setup: TrainingSetup, estimate, arch, target: int) -> list:
