@@ -279,8 +279,10 @@ def _searched_options(setup: TrainingSetup, estimate, arch, target: int) -> list
     return out
 
 
-def _anchor(setup: TrainingSetup, estimate, arch, target: int, options: list) -> tuple[Span | None, bool]:
-    """Where the finding points, and whether the model alone is too big (module docstring)."""
+def _anchor(setup: TrainingSetup, estimate, arch, target: int, options: list) -> tuple[Span | None, int | None]:
+    """Where the finding points (module docstring), and the device peak at batch 1 with a
+    1-token sequence when even that exceeds ``target`` (the model alone is too big), else
+    ``None``."""
     from lintlora.estimate.memory import estimate_memory
     from lintlora.estimate.profiles import get_profile
 
@@ -289,19 +291,19 @@ def _anchor(setup: TrainingSetup, estimate, arch, target: int, options: list) ->
     model_span = (setup.model.span if setup.model is not None else None) \
         or setup.get("model.name_or_path").span or setup.get("model.name_or_path").key_span
     if bare.device_bytes > target:
-        return model_span or setup.anchor, True
+        return model_span or setup.anchor, bare.device_bytes
     batch = _batch_setting(setup, i.batch_size) if "batch_size" not in i.assumed else None
     seq = setup.get("training.max_seq_length")
     keys = {o.key for o in options}
     if "fit_batch" in keys and batch is not None and batch.span is not None:
-        return batch.span, False
+        return batch.span, None
     if keys & {"fit_sequence", "fit_batch_and_sequence"} and seq.span is not None:
-        return seq.span, False
+        return seq.span, None
     for s in (batch, seq):
         if s is not None and s.span is not None:
-            return s.span, False
+            return s.span, None
     training = setup.training.span if setup.training is not None else None
-    return training or setup.anchor or model_span, False
+    return training or setup.anchor or model_span, None
 
 
 class DoesNotFit(Rule):
@@ -398,10 +400,11 @@ class DoesNotFit(Rule):
                    if o.key not in replaced]
         everything = sorted([*options, *searched], key=lambda o: o.device_bytes)
         fitting = [o for o in everything if o.device_bytes <= target]
-        span, model_too_big = _anchor(setup, estimate, arch, target, searched)
-        if model_too_big:
-            parts.append("The weights, adapters, gradients and optimizer states alone do not fit: no batch size "
-                         "or sequence length would.")
+        span, bare = _anchor(setup, estimate, arch, target, searched)
+        if bare is not None:
+            parts.append(f"The model and its training state (weights, gradients, optimizer states) take "
+                         f"{gib(bare)} at batch 1 with 1-token sequences: no batch size or sequence length would "
+                         + ("make it fit." if state == "over" else "leave 10% free."))
         goal = "make it fit" if state == "over" else "leave 10% free"
         best = None
         fix: str
