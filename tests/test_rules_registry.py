@@ -26,6 +26,7 @@ EXPECTED = {
     "LL005": "device-map",
     "LL006": "empty-cache-misuse",
     "LL007": "dataloader-workers",
+    "LL008": "does-not-fit",
 }
 
 

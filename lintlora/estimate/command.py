@@ -116,7 +116,67 @@ def build_report(estimate, arch, gpu, tokens: int | None, dialect: str | None = 
     est["warnings"] = [a for a in est["assumptions"] if a.startswith("warning:")]
     est["training"] = training
     fit = [o.to_json() for o in fit_options(estimate, arch, dialect=dialect, setup=setup)] if training else []
-    return {"estimate": est, "fit": fit, "fit_heading": heading(estimate, setup)}
+    return {"estimate": est, "fit": fit, "fit_heading": heading(estimate, setup),
+            "verdict": verdict_report(estimate, arch) if training else None}
+
+
+def _search_json(found, headroom) -> dict | None:
+    if found is None:
+        return None
+    return {"fits": found.value, "fits_with_headroom": headroom.value if headroom is not None else None,
+            "low": found.low, "high": found.high, "estimates": found.estimates + (headroom.estimates if headroom else 0)}
+
+
+def verdict_report(estimate, arch) -> dict | None:
+    """The verdict object of the JSON report (``None`` without a GPU): ``state`` (``"fits"``,
+    ``"tight"``, ``"over"``: :func:`lintlora.estimate.verdict.verdict`), ``fits``, and the
+    searches: ``largest_batch`` (per device, at the estimate's sequence length) and
+    ``longest_seq_len`` (tokens, at its batch), each ``{"fits", "fits_with_headroom", "low",
+    "high", "estimates"}``: the largest value that fits (``None``: not even ``low``), the
+    largest that leaves :data:`~lintlora.estimate.verdict.TIGHT_HEADROOM` free, the bounds
+    searched and the re-estimates made."""
+    from lintlora.estimate.verdict import TIGHT_HEADROOM, largest_batch, longest_sequence, verdict
+
+    state = verdict(estimate.device_bytes, estimate.gpu_memory_bytes)
+    if state is None:
+        return None
+    batch = largest_batch(estimate, arch)
+    batch_room = largest_batch(estimate, arch, headroom=True, high=batch.value) if batch and batch.value else None
+    seq = longest_sequence(estimate, arch)
+    seq_room = longest_sequence(estimate, arch, headroom=True, high=seq.value) if seq and seq.value else None
+    return {"state": state, "fits": state != "over", "headroom_share": TIGHT_HEADROOM,
+            "largest_batch": _search_json(batch, batch_room), "longest_seq_len": _search_json(seq, seq_room),
+            "seq_len": estimate.inputs.seq_len, "batch_size": estimate.inputs.batch_size}
+
+
+def _verdict_lines(v: dict | None, gpu_named: bool) -> list[str]:
+    """The verdict and search lines of the text report."""
+    if v is None:
+        return ([] if gpu_named else
+                ["verdict: none, no GPU named (--gpu or --gpu-memory): exit status 0"])
+    state = {"over": "[red]does not fit[/red] (exit status 1)",
+             "tight": "[yellow]tight[/yellow]: fits with less than 10% free, may run out of memory on a longer "
+                      "batch or a fragmented allocator (exit status 0)",
+             "fits": "[green]fits[/green] (exit status 0)"}[v["state"]]
+    lines = [f"verdict: {state}"]
+
+    def found(item: dict | None, what: str, unit: str, bound: str) -> str | None:
+        if item is None:
+            return None
+        if item["fits"] is None:
+            return f"{what}: none fits, not even {item['low']:,}{unit.rstrip('s') if item['low'] == 1 else unit}"
+        text = f"{what}: {item['fits']:,}{unit}"
+        if item["fits_with_headroom"] != item["fits"]:
+            room = item["fits_with_headroom"]
+            text += f" ({room:,}{unit} with 10% free)" if room else " (none with 10% free)"
+        return text + f"; searched {item['low']:,} to {item['high']:,}{bound}"
+
+    for line in (found(v["largest_batch"], f"largest per-device batch at {v['seq_len']:,} tokens that fits", "", ""),
+                 found(v["longest_seq_len"], f"longest sequence at batch {v['batch_size']:,} that fits", " tokens",
+                       " (the model's context)")):
+        if line:
+            lines.append(line)
+    return lines
 
 
 def _gib(b: float | None) -> str:
@@ -158,6 +218,8 @@ def _render_text(report: dict, console) -> None:
         nominal = " (nominal size)" if e.get("gpu_memory_nominal") else ""
         console.print(f"GPU {escape(e['gpu'])}: {_gib(e['gpu_memory_bytes'])}{nominal}, headroom "
                       f"[{colour}]{_gib(head)}[/{colour}]")
+    for line in _verdict_lines(report.get("verdict"), bool(e["gpu_memory_bytes"])):
+        console.print(line)
     if e.get("step_seconds"):
         line = f"time: {e['step_seconds']:.2f} s per micro-batch, {e['tokens_per_second']:,.0f} tokens/s"
         if e.get("time_seconds"):
@@ -203,7 +265,11 @@ def _render_text(report: dict, console) -> None:
               help="list the GPU catalog (names for --gpu, memory, bf16) and exit")
 def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len, gpu, gpu_memory, rank,
                  targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, fmt, list_gpus):
-    """Estimate peak GPU memory and training time for FILE or for the flags given."""
+    """Estimate peak GPU memory and training time for FILE or for the flags given.
+
+    Exit status: 0 when the estimate fits the GPU (also "tight", and with no GPU named: no
+    verdict), 1 when it does not fit (any setup of FILE), 2 for a usage error (an unknown model,
+    GPU or option value, a file with no training setup)."""
     if list_gpus:
         _print_gpus(fmt)
         return
@@ -364,13 +430,17 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 click.echo(for_terminal(w), err=True)
         out = reports[0] if len(reports) == 1 else {"estimates": reports}
         click.echo(json_dumps(out))
-        return
-    from rich.console import Console
+    else:
+        from rich.console import Console
 
-    # piped or redirected: no wrapping of the sentences at the 80 columns rich assumes there
-    console = Console(file=sys.stdout, soft_wrap=not sys.stdout.isatty())
-    for r in reports:
-        _render_text(r, console)
+        # piped or redirected: no wrapping of the sentences at the 80 columns rich assumes there
+        console = Console(file=sys.stdout, soft_wrap=not sys.stdout.isatty())
+        for r in reports:
+            _render_text(r, console)
+    # the verdict as the exit status: 1 when a setup does not fit the GPU, so that
+    # `lintlora estimate train.py --gpu a100-40gb && accelerate launch train.py` guards a launch
+    if any((r.get("verdict") or {}).get("state") == "over" for r in reports):
+        click.get_current_context().exit(1)
 
 
 def _read_setups(path: str):

@@ -33,7 +33,7 @@ from lintlora.training_setup import Origin
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.training_setup import Setting, TrainingSetup
 
-__all__ = ["FitOption", "fit_options", "heading", "TIGHT_HEADROOM"]
+__all__ = ["FitOption", "fit_options", "heading", "TIGHT_HEADROOM", "batch_text", "sequence_text"]
 
 
 @dataclass(frozen=True)
@@ -202,6 +202,54 @@ def _python_batch(setup: "TrainingSetup | None", batch: int, new: int) -> str:
         return (f"DataLoader batch_size {batch} -> {new}, stepping the optimizer every 2 batches "
                 "(same effective batch)")
     return f"batch size {batch} -> {new} with gradient accumulation doubled (same effective batch)"
+
+
+def batch_text(setup: "TrainingSetup | None", dialect: str | None, batch: int, new: int,
+               accumulation: int | None, new_accumulation: int | None) -> str | None:
+    """A batch change to ``new`` in the file's own terms, with the gradient accumulation that
+    keeps the effective batch (``accumulation`` as the file sets it, ``None`` when unknown):
+    ``per_device_train_batch_size=8 -> 2 with gradient_accumulation_steps 4 -> 16 (same
+    effective batch, 32)``, the flag or variable it comes from, a DataLoader's ``batch_size``,
+    or the dialect's keys (``micro_batch_size: 2 (from 8) with gradient_accumulation_steps: 16
+    (from 4)``). ``None`` when the dialect has no batch key."""
+    factor = batch // new if new and batch % new == 0 else None
+    same = (f" (same effective batch, {batch * accumulation})" if accumulation else " (same effective batch)")
+    if dialect is not None:
+        say = _Phrasing(dialect)
+        line = say.setting("training.per_device_train_batch_size", new, "")
+        ga = say.key("training.gradient_accumulation_steps")
+        if line is None:
+            return None
+        if ga and accumulation and new_accumulation:
+            return f"{line} (from {batch}) with {ga}: {new_accumulation} (from {accumulation}){same}"
+        if ga and factor:
+            return f"{line} (from {batch}) with {ga} {factor}× as large{same}"
+        return f"{line} (from {batch}), the same effective batch through gradient accumulation"
+    if accumulation and new_accumulation:
+        acc = f"gradient_accumulation_steps {accumulation} -> {new_accumulation}"
+    else:
+        acc = f"gradient accumulation {factor}× as large" if factor else "gradient accumulation raised to match"
+    if setup is not None:
+        setting = setup.get("training.per_device_train_batch_size")
+        if setting.known and setting.value == batch:
+            name = _script_name(setting)
+            if name and not name.endswith("per_device_train_batch_size"):
+                return f"{name} {batch} -> {new} (per_device_train_batch_size) with {acc}{same}"
+            return f"per_device_train_batch_size={batch} -> {new} with {acc}{same}"
+        if any(d.batch_size.known and d.batch_size.value == batch for d in setup.dataloaders):
+            every = f", stepping the optimizer every {factor} batches" if factor else ""
+            return f"DataLoader batch_size {batch} -> {new}{every} (same effective batch)"
+    return f"batch size {batch} -> {new} with {acc}{same}"
+
+
+def sequence_text(setup: "TrainingSetup | None", dialect: str | None, seq: int, new: int) -> str | None:
+    """A sequence-length change to ``new`` tokens in the file's own terms (the dialect's key,
+    else the script's flag, variable or the tokenizer's ``max_length``); ``None`` when the
+    dialect has no such key."""
+    if dialect is None:
+        return _python_sequence(setup, seq, new)
+    line = _Phrasing(dialect).setting("training.max_seq_length", new, "")
+    return None if line is None else f"{line} (from {seq})"
 
 
 _GC_TRAINER = ("turn gradient checkpointing on (gradient_checkpointing=True with "

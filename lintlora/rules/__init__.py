@@ -49,6 +49,7 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
     ("LL005", "lintlora.rules.ll005_device_map:DeviceMap"),
     ("LL006", "lintlora.rules.ll006_empty_cache_misuse:EmptyCacheMisuse"),
     ("LL007", "lintlora.rules.ll007_dataloader_workers:DataloaderWorkers"),
+    ("LL008", "lintlora.rules.ll008_does_not_fit:DoesNotFit"),
 )
 """``(code, "module:Class")`` of every built-in rule: the same table as pyproject's entry points
 (a test keeps the two equal)."""
