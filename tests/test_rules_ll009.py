@@ -277,3 +277,22 @@ def test_ll001_fix_points_to_ll009_instead_of_repeating_it():
     [f] = run(GradientCheckpointingOff, s)
     assert '"use_reentrant": False' in f.fix and "LL009" in f.fix
     assert "receive no gradient" not in f.fix and "enable_input_require_grads" not in f.fix
+
+
+def test_an_enable_call_under_a_launch_flag_is_info(tmp_path):
+    """peft's dreambooth examples: `if args.gradient_checkpointing: text_encoder.gradient_checkpointing_enable()`
+    after the wrap, the flag off by default (CallSite.guard)."""
+    body = ("import argparse\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--gradient_checkpointing', action='store_true')\n"
+            "args = parser.parse_args()\n"
+            "model = get_peft_model(model, LoraConfig(r=8, target_modules=['q_proj']))\n"
+            "if args.gradient_checkpointing:\n    model.gradient_checkpointing_enable()\n"
+            "for batch in loader:\n    model(**batch).loss.backward()\n")
+    [s] = extract_python("t.py", HEAD + body)
+    [enable] = s.calls_of("gradient_checkpointing_enable")
+    assert enable.guard is not None and enable.guard.origin is Origin.ARGPARSE_DEFAULT
+    result = lint_source(tmp_path, body)
+    assert codes(result) == [(Severity.INFO, 11)]
+    assert any("--gradient_checkpointing" in f.message for f in result.findings if f.code == "LL009")
+    unguarded = body.replace("if args.gradient_checkpointing:\n    ", "")
+    assert codes(lint_source(tmp_path, unguarded)) == [(Severity.WARNING, 10)]

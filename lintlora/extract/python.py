@@ -72,6 +72,10 @@ _PEFT_LOAD_SOURCE = ("peft src/peft/peft_model.py (0.20.1.dev0), PeftModel.from_
 _PARAMETER_WALK = re.compile(r"\.(named_)?(parameters|modules)\(")
 """A loop over a module's parameters or submodules."""
 
+_RECEIVER_TAIL = 200
+"""Characters of a receiver's (or loop iterable's) source text the patterns below look at: its
+end, where the method chain is; a bound on the work for a hostile, very long expression."""
+
 _EMBEDDING_RECEIVER = re.compile(r"get_input_embeddings\(\s*\)$|\b(embed_tokens|wte|word_embeddings)$")
 """The receiver of a ``register_forward_hook`` that makes the embedding output require grad:
 ``model.get_input_embeddings()`` or the embedding module itself (``model.model.embed_tokens``)."""
@@ -386,7 +390,7 @@ class _Extractor(SectionBuilders):
         frame = rec.loop
         if frame is None or type(frame.node) is not cst.For:
             return False
-        if not _PARAMETER_WALK.search(self.text(frame.node.iter)):
+        if not _PARAMETER_WALK.search(self.text(frame.node.iter)[-_RECEIVER_TAIL:]):
             return False
         if rec.method == "float":
             return not rec.node.args
@@ -420,7 +424,7 @@ class _Extractor(SectionBuilders):
             f.calls.append((rec, "add_adapter", None))
             return
         if method == "register_forward_hook" and _EMBEDDING_RECEIVER.search(
-                self.text(rec.node.func.value)):
+                self.text(rec.node.func.value)[-_RECEIVER_TAIL:]):
             # model.get_input_embeddings().register_forward_hook(make_inputs_require_grad): the
             # hook enable_input_require_grads() installs, written out (peft's docs and scripts)
             f.calls.append((rec, "enable_input_require_grads", None))
@@ -500,6 +504,12 @@ class _Extractor(SectionBuilders):
                 # dead code as written (`USE_GC = False` ... `if USE_GC: enable()`); a branch
                 # ruled out only by a default (a flag not passed) is kept, as it may run
                 continue
+            guard = None
+            if state is False and decider is not None:
+                # runs only if the launch passes another value (CallSite.guard)
+                guard = Setting(decider.value, decider.origin, self.span(decider.node), None,
+                                decider.source, self.text(decider.node) if decider.node is not None
+                                else None)
             args: dict[str, Setting] = {}
             receiver = None
             func = rec.node.func
@@ -609,7 +619,7 @@ class _Extractor(SectionBuilders):
                                               receiver, 0)))
             in_loop, per_step = self.loop_context(rec)
             out.append((rec, CallSite(kind, qual or "", self.span(rec.node), in_loop, per_step,
-                                      args, receiver, 0, periodic=self.periodic(rec))))
+                                      args, receiver, 0, periodic=self.periodic(rec), guard=guard)))
         # execution order: statement order, then inner calls (which end first) before outer ones
         def key(item: tuple) -> tuple:
             rec, call = item

@@ -106,6 +106,8 @@ class Enabler:
         order: the call's position in source order; ``None`` for the trainer flag, which acts
             at ``train()``, after every call in the script.
         setting: the trainer flag's Setting, when the trainer flag decides.
+        guard: for a call that runs only when the launch changes a default
+            (:attr:`lintlora.training_setup.CallSite.guard`), that default.
     """
 
     what: str
@@ -113,6 +115,7 @@ class Enabler:
     kwargs: Setting | None
     order: int | None
     setting: Setting | None = None
+    guard: Setting | None = None
 
 
 def enabler(setup: TrainingSetup) -> Enabler | None:
@@ -137,12 +140,12 @@ def enabler(setup: TrainingSetup) -> Enabler | None:
             name = call.qualified_name.rsplit(".", 1)[-1] or "gradient_checkpointing_enable"
             receiver = f"{call.receiver}." if call.receiver else ""
             last = Enabler(f"{receiver}{name}()", call.span,
-                           call.args.get("gradient_checkpointing_kwargs"), call.order)
+                           call.args.get("gradient_checkpointing_kwargs"), call.order, guard=call.guard)
         elif call.kind == "prepare_model_for_kbit_training" and facts.is_quantized(setup):
             use = call.args.get("use_gradient_checkpointing")
             if use is None or use.is_(True):
                 last = Enabler("prepare_model_for_kbit_training()", call.span,
-                               call.args.get("gradient_checkpointing_kwargs"), call.order)
+                               call.args.get("gradient_checkpointing_kwargs"), call.order, guard=call.guard)
             elif use is not None and use.known:
                 continue
             else:
@@ -350,7 +353,7 @@ class CheckpointingWithoutInputGrads(Rule):
 
         # use_reentrant=True written fails on 4.x whatever else is set; the default is 4.x's only
         severity = Severity.ERROR if explicit else Severity.WARNING
-        launch = _launch(kwargs, on.setting, ddp[1] if ddp else None)
+        launch = _launch(kwargs, on.setting, on.guard, ddp[1] if ddp else None)
         if launch:
             severity = Severity.INFO
             parts.append(f"Reported as info: it rests on a default chosen at launch ({launch}).")
