@@ -26,6 +26,8 @@ EXPECTED = {
     "LL005": "device-map",
     "LL006": "empty-cache-misuse",
     "LL007": "dataloader-workers",
+    "LL009": "checkpointing-without-input-grads",
+    "LL011": "fp16-trainable-weights",
 }
 
 

@@ -49,6 +49,8 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
     ("LL005", "lintlora.rules.ll005_device_map:DeviceMap"),
     ("LL006", "lintlora.rules.ll006_empty_cache_misuse:EmptyCacheMisuse"),
     ("LL007", "lintlora.rules.ll007_dataloader_workers:DataloaderWorkers"),
+    ("LL009", "lintlora.rules.ll009_checkpointing_without_input_grads:CheckpointingWithoutInputGrads"),
+    ("LL011", "lintlora.rules.ll011_fp16_trainable_weights:Fp16TrainableWeights"),
 )
 """``(code, "module:Class")`` of every built-in rule: the same table as pyproject's entry points
 (a test keeps the two equal)."""

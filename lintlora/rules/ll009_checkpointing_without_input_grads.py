@@ -289,8 +289,7 @@ class CheckpointingWithoutInputGrads(Rule):
     code = "LL009"
     name = "checkpointing-without-input-grads"
     severity = Severity.WARNING
-    summary = ("Adapters under reentrant gradient checkpointing get no gradient unless the embedding "
-               "output requires grad")
+    summary = "Adapters under reentrant checkpointing get no gradient unless the embedding output requires grad"
     fix_changes_memory = False
     depends_on_settings = False  # fires on the file alone
 
