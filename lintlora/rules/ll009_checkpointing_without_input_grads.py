@@ -31,7 +31,9 @@ What makes the inputs require grad (any one silences the rule), read from the so
 
 Which variant is in effect: what the file states (``gradient_checkpointing_kwargs`` of the
 training arguments, of ``gradient_checkpointing_enable(...)``, of
-``prepare_model_for_kbit_training``), else the library default: reentrant in transformers 4.x
+``prepare_model_for_kbit_training``, whose own default ``{}`` passes no ``use_reentrant`` and
+leaves torch's reentrant default, peft utils/other.py line 191), else the library default:
+reentrant in transformers 4.x
 (``gradient_checkpointing_kwargs=None`` becomes ``{"use_reentrant": True}``: modeling_utils.py
 4.46.3 line 2598, 4.57.6 line 3692), non-reentrant from transformers 5 (PR #43203;
 ``activation_checkpointing_kwargs = {"use_reentrant": False}``, 5.24.0 line 3158). transformers
@@ -322,6 +324,11 @@ class CheckpointingWithoutInputGrads(Rule):
         kwargs = on.kwargs
         if explicit:
             how = f"Gradient checkpointing ({on.what}) is reentrant: use_reentrant=True is written"
+        elif on.what.startswith("prepare_model_for_kbit_training"):
+            how = (f"Gradient checkpointing ({on.what}) is reentrant: the helper passes "
+                   "gradient_checkpointing_kwargs={} when none is given (peft utils/other.py 0.20.1.dev0, "
+                   "line 191), so torch's checkpoint gets no use_reentrant and falls back to its reentrant "
+                   "default, on transformers 4.x and 5.x alike")
         else:
             how = f"Gradient checkpointing ({on.what}) is reentrant {_V4_DEFAULT}"
         parts: list[str] = []
@@ -361,7 +368,9 @@ class CheckpointingWithoutInputGrads(Rule):
         span = (kwargs.span or kwargs.key_span) if explicit and kwargs is not None else on.span
         if ddp is not None and not inputs and ddp[1] is not None:
             span = ddp[1].span or ddp[1].key_span or span
-        rests_on = () if explicit else ("transformers 4.x's reentrant default",)
+        rests_on = () if explicit else (
+            ("torch's reentrant default",) if on.what.startswith("prepare_model_for_kbit_training")
+            else ("transformers 4.x's reentrant default",))
         yield self.finding(context, setup, span, " ".join(parts), fix=fix, severity=severity,
                            rests_on=rests_on)
 
