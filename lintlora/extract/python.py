@@ -64,7 +64,8 @@ _PEFT_FROM_PRETRAINED_POSITIONAL = ("model", "model_id", "adapter_name", "is_tra
 0.20.1.dev0, lines 416-422)."""
 
 _AUTO_PEFT_POSITIONAL = ("pretrained_model_name_or_path", "adapter_name", "is_trainable")
-"""``AutoPeftModel*.from_pretrained``'s parameters in positional order (peft src/peft/auto.py, 0.20.1.dev0, lines 89-94: autocast_adapter_dtype goes through **kwargs)."""
+"""``AutoPeftModel*.from_pretrained``'s parameters in positional order (peft src/peft/auto.py,
+0.20.1.dev0, lines 89-94; ``autocast_adapter_dtype`` goes through ``**kwargs``)."""
 
 _PEFT_LOAD_SOURCE = ("peft src/peft/peft_model.py (0.20.1.dev0), PeftModel.from_pretrained: "
                      "is_trainable=False, autocast_adapter_dtype=True")
