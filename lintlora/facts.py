@@ -20,7 +20,7 @@ __all__ = [
     "Fact", "checkpointing", "is_quantized", "quant_bits", "DATA_PARALLEL_KINDS",
     "WEAK_PARALLEL_KINDS", "data_parallel", "weak_parallel", "frozen_base", "Use", "fp16_uses",
     "dataloader_workers", "LAUNCH_ORIGINS", "set_at_launch", "launch_hint", "added_tokens",
-    "has_hf_model", "deciding_call",
+    "has_hf_model", "deciding_call", "peft_wraps", "unsure_peft_wrap",
 ]
 
 # ---- values the user sets at launch ----------------------------------------------------------
@@ -383,3 +383,35 @@ def added_tokens(setup: TrainingSetup) -> Use | None:
     if s is not None and s.known:
         return Use(f"`{s.expr or 'tokens'}`", "model.added_tokens", s.key_span or s.span, setting=s)
     return None
+
+
+# ---- facts added for LL009 and LL011 ---------------------------------------------------------
+
+def peft_wraps(setup: TrainingSetup) -> tuple[CallSite, ...]:
+    """The calls that make the trained model a ``PeftModel`` with trainable adapters, in source
+    order: peft's ``get_peft_model`` and ``PeftModel``/``AutoPeftModel*.from_pretrained`` with
+    ``is_trainable`` known to be true (its default is ``False``: an adapter loaded for
+    inference, peft src/peft/peft_model.py 0.20.1.dev0, line 420). Unsloth's wrapper and
+    synthetic calls are left out."""
+    out = []
+    for call in setup.calls:
+        if call.synthetic:
+            continue
+        if call.kind == "get_peft_model" and call.qualified_name == "peft.get_peft_model":
+            out.append(call)
+        elif call.kind == "peft_from_pretrained":
+            trainable = call.args.get("is_trainable")
+            if trainable is not None and trainable.is_(True):
+                out.append(call)
+    return tuple(out)
+
+
+def unsure_peft_wrap(setup: TrainingSetup) -> bool:
+    """Whether a ``PeftModel.from_pretrained`` call's ``is_trainable`` cannot be resolved (an
+    argument lintlora cannot read): whether adapters train is then unknown."""
+    for call in setup.calls:
+        if call.kind == "peft_from_pretrained" and not call.synthetic:
+            trainable = call.args.get("is_trainable")
+            if trainable is None or not trainable.known:
+                return True
+    return False

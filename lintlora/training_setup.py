@@ -296,8 +296,18 @@ class CallSite:
             ``"dataloader"``, ``"resize_token_embeddings"``, ``"add_tokens"``
             (``add_tokens``/``add_special_tokens`` on a tokenizer), ``"trainable_parameter_count"``
             (a hand-written count of the parameters that require grad:
-            ``sum(p.numel() for p in model.parameters() if p.requires_grad)``); plugins may add
-            their own kinds.
+            ``sum(p.numel() for p in model.parameters() if p.requires_grad)``),
+            ``"peft_from_pretrained"`` (``PeftModel``/``AutoPeftModel*.from_pretrained``, with
+            ``is_trainable`` and ``autocast_adapter_dtype`` in ``args``; ``get_peft_model``
+            carries ``autocast_adapter_dtype`` when written), ``"add_adapter"``
+            (transformers' ``model.add_adapter(config)``), ``"grad_scaler"``
+            (``torch.amp``/``torch.cuda.amp.GradScaler``, ``enabled`` in ``args``),
+            ``"model_cast"`` (``.half()``/``.float()``/``.bfloat16()``/``.to(dtype)`` on a
+            loaded or wrapped model, the target in ``args["dtype"]``),
+            ``"cast_trainable_fp32"`` (``.float()``/``.to(torch.float32)`` in a loop over a
+            model's parameters or modules, or peft's ``cast_mixed_precision_params``); a
+            ``register_forward_hook`` on the input embeddings is recorded as
+            ``"enable_input_require_grads"``. Plugins may add their own kinds.
         qualified_name: the resolved name (``torch.cuda.empty_cache``) or, for method calls,
             ``<receiver>.<method>``.
         span: the call expression.
@@ -316,6 +326,10 @@ class CallSite:
             ``if state.global_step == args.max_steps:``). Set by the Python extractor for
             every kind; for a call inside a local helper, when every per-step call of the
             helper is so guarded.
+        guard: when the call runs only if the launch changes a default (it sits under an
+            ``if`` that a launch-time default rules out as written: ``if
+            args.gradient_checkpointing:`` with the option's default ``False``), that default,
+            so rules can report at info and say how it is set; ``None`` otherwise.
     """
 
     kind: str
@@ -328,6 +342,7 @@ class CallSite:
     order: int = 0
     synthetic: bool = False
     periodic: bool = False
+    guard: Setting | None = None
 
 
 @dataclass(frozen=True)

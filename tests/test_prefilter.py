@@ -66,7 +66,12 @@ def test_over_every_fixture_the_prefilter_changes_nothing(monkeypatch, no_prefil
 
 def test_on_a_generated_repository_it_skips_plain_files_and_changes_nothing(tmp_path,
                                                                            no_prefilter):
-    corpus = _corpus_module().build_corpus(tmp_path / "repo", files=150, seed=3)
+    # the corpus copies every fixture first, then generates the rest: leave room for 60 files
+    # of its own however many fixtures there are
+    module = _corpus_module()
+    fixtures = sum(1 for p in module.FIXTURES.rglob("*") if p.is_file() and "plugin" not in p.parts
+                   and p.suffix in (".py", ".ipynb", ".yaml", ".yml", ".json"))
+    corpus = module.build_corpus(tmp_path / "repo", files=fixtures + 60, seed=3)
     skipped = [f for f in corpus.python_files()
                if prefilter.skips_unparsed((tmp_path / "repo" / f).read_text())]
     plain = [f for f in corpus.python_files() if corpus.kinds[f] == "plain"]

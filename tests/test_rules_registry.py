@@ -27,6 +27,8 @@ EXPECTED = {
     "LL006": "empty-cache-misuse",
     "LL007": "dataloader-workers",
     "LL008": "does-not-fit",
+    "LL009": "checkpointing-without-input-grads",
+    "LL011": "fp16-trainable-weights",
 }
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -49,6 +50,38 @@ _INTERESTING_METHODS = frozenset({
     "print_trainable_parameters", "get_nb_trainable_parameters", "enable_input_require_grads",
     "from_pretrained", "empty_cache", "backward",
 })
+_CAST_METHODS = {"half": "float16", "float": "float32", "bfloat16": "bfloat16"}
+"""``nn.Module`` methods that cast every parameter, and the dtype each casts to."""
+
+_GET_PEFT_MODEL_POSITIONAL = ("model", "peft_config", "adapter_name", "mixed",
+                              "autocast_adapter_dtype")
+"""``peft.get_peft_model``'s parameters in positional order (peft src/peft/mapping_func.py,
+0.20.1.dev0, lines 105-111)."""
+
+_PEFT_FROM_PRETRAINED_POSITIONAL = ("model", "model_id", "adapter_name", "is_trainable", "config",
+                                    "autocast_adapter_dtype")
+"""``PeftModel.from_pretrained``'s parameters in positional order (peft src/peft/peft_model.py,
+0.20.1.dev0, lines 416-422)."""
+
+_AUTO_PEFT_POSITIONAL = ("pretrained_model_name_or_path", "adapter_name", "is_trainable")
+"""``AutoPeftModel*.from_pretrained``'s parameters in positional order (peft src/peft/auto.py,
+0.20.1.dev0, lines 89-94; ``autocast_adapter_dtype`` goes through ``**kwargs``)."""
+
+_PEFT_LOAD_SOURCE = ("peft src/peft/peft_model.py (0.20.1.dev0), PeftModel.from_pretrained: "
+                     "is_trainable=False, autocast_adapter_dtype=True")
+
+_PARAMETER_WALK = re.compile(r"\.(named_)?(parameters|modules)\(")
+"""A loop over a module's parameters or submodules."""
+
+_RECEIVER_TAIL = 200
+"""Characters of a receiver's (or loop iterable's) source text the patterns below look at: its
+end, where the method chain is; a bound on the work for a hostile, very long expression."""
+
+_EMBEDDING_RECEIVER = re.compile(r"get_input_embeddings\(\s*\)$|\b(embed_tokens|wte|word_embeddings)$")
+"""The receiver of a ``register_forward_hook`` that makes the embedding output require grad:
+``model.get_input_embeddings()`` or the embedding module itself (``model.model.embed_tokens``)."""
+
+
 # ---- entry points ----------------------------------------------------------------------------
 def extract_python(path: str, source: str) -> list[TrainingSetup]:
     """Extract the training setups of one Python script.
@@ -290,6 +323,19 @@ class _Extractor(SectionBuilders):
         if canon in ("model_load", "unsloth.from_pretrained"):
             f.loads.append(rec)
             f.unsloth = f.unsloth or canon.startswith("unsloth")
+            if canon == "model_load" and self._peft_load(rec):
+                # AutoPeftModelForCausalLM.from_pretrained: the base and its adapter in one call
+                f.calls.append((rec, "peft_from_pretrained", "peft.AutoPeftModel.from_pretrained"))
+            return True
+        if canon == "peft.PeftModel.from_pretrained":
+            f.calls.append((rec, "peft_from_pretrained", canon))
+            return True
+        if canon == "peft.cast_mixed_precision_params":
+            # casts the trainable parameters to float32 and the rest to the given dtype
+            f.calls.append((rec, "cast_trainable_fp32", canon))
+            return True
+        if canon == "torch.amp.GradScaler":
+            f.calls.append((rec, "grad_scaler", canon))
             return True
         if canon in ("peft.get_peft_model", "unsloth.get_peft_model"):
             f.peft_wraps.append(rec)
@@ -335,6 +381,34 @@ class _Extractor(SectionBuilders):
             return True
         return False
 
+    def _casts_parameters_up(self, rec: Any) -> bool:
+        """Whether a ``.float()`` / ``.to(torch.float32)`` call casts the parameters a loop walks
+        (``for p in model.parameters()``, ``named_parameters()``, ``modules()``)."""
+        import libcst as cst
+
+        from lintlora.extract.pyresolve import DType
+
+        frame = rec.loop
+        if frame is None or type(frame.node) is not cst.For:
+            return False
+        if not _PARAMETER_WALK.search(self.text(frame.node.iter)[-_RECEIVER_TAIL:]):
+            return False
+        if rec.method == "float":
+            return not rec.node.args
+        for a in rec.node.args:
+            if a.keyword is None or a.keyword.value == "dtype":
+                v = self.r.ev(a.value, self.r.env_for(rec), rec.order)
+                return isinstance(getattr(v, "value", None), DType) and v.value == "float32"
+        return False
+
+    def _peft_load(self, rec: Any) -> bool:
+        """Whether a ``model_load`` call is peft's ``AutoPeftModel*.from_pretrained``."""
+        from lintlora.extract.pyresolve import Obj
+
+        v = self.r.ev(rec.node.func, self.r.env_for(rec), rec.order)
+        return isinstance(v, Obj) and v.kind == "qual" and isinstance(v.data, str) \
+            and v.data.startswith("peft.")
+
     def add_method_call(self, f: _Found, rec: Any, method: str, canon: str | None) -> None:
         from lintlora.extract.pyresolve import Obj, DType, _MODEL_FLOW
 
@@ -345,6 +419,16 @@ class _Extractor(SectionBuilders):
             return
         if method == "resize_token_embeddings":
             f.calls.append((rec, "resize_token_embeddings", None))
+            return
+        if method == "add_adapter" and rec.node.args:
+            # transformers' PeftAdapterMixin.add_adapter(adapter_config): adapters on the model
+            f.calls.append((rec, "add_adapter", None))
+            return
+        if method == "register_forward_hook" and _EMBEDDING_RECEIVER.search(
+                self.text(rec.node.func.value)[-_RECEIVER_TAIL:]):
+            # model.get_input_embeddings().register_forward_hook(make_inputs_require_grad): the
+            # hook enable_input_require_grads() installs, written out (peft's docs and scripts)
+            f.calls.append((rec, "enable_input_require_grads", None))
             return
         if method in ("add_tokens", "add_special_tokens"):
             f.calls.append((rec, "add_tokens", None))
@@ -367,13 +451,24 @@ class _Extractor(SectionBuilders):
             if "optim" in recv or recv in ("opt", "self.opt"):
                 f.training_signals += 1
             return
-        if method in ("cuda", "to", "train"):
+        if method in ("float", "to") and self._casts_parameters_up(rec):
+            # `for p in model.parameters(): if p.requires_grad: p.data = p.data.float()`: the
+            # trainable parameters cast to float32 (peft's troubleshooting page)
+            f.calls.append((rec, "cast_trainable_fp32", None))
+            return
+        if method in ("cuda", "to", "train") or method in _CAST_METHODS:
             recv = self.r.ev(rec.node.func.value, self.r.env_for(rec), rec.order)
             if not isinstance(recv, Obj) or recv.kind != "call":
                 return
             if method == "train":
                 if recv.data in _TRAINERS or recv.data in _MODEL_FLOW:
                     f.training_signals += 1
+                return
+            if recv.data not in _MODEL_FLOW and recv.data != "peft.PeftModel.from_pretrained":
+                return
+            if method in _CAST_METHODS:
+                if not rec.node.args:
+                    f.calls.append((rec, "model_cast", None))
                 return
             if recv.data not in _MODEL_FLOW:
                 return
@@ -384,9 +479,13 @@ class _Extractor(SectionBuilders):
                         target = a.value
                         break
                 if target is None:
+                    if any(a.keyword is not None and a.keyword.value == "dtype"
+                           for a in rec.node.args):
+                        f.calls.append((rec, "model_cast", None))
                     return  # .to(dtype=...) only: a cast, not a move
                 v = self.r.ev(target, self.r.env_for(rec), rec.order)
                 if isinstance(getattr(v, "value", None), DType):
+                    f.calls.append((rec, "model_cast", None))  # .to(torch.float16)
                     return
             f.calls.append((rec, "model_move", None))
 
@@ -406,6 +505,12 @@ class _Extractor(SectionBuilders):
                 # dead code as written (`USE_GC = False` ... `if USE_GC: enable()`); a branch
                 # ruled out only by a default (a flag not passed) is kept, as it may run
                 continue
+            guard = None
+            if state is False and decider is not None:
+                # runs only if the launch passes another value (CallSite.guard)
+                guard = Setting(decider.value, decider.origin, self.span(decider.node), None,
+                                decider.source, self.text(decider.node) if decider.node is not None
+                                else None)
             args: dict[str, Setting] = {}
             receiver = None
             func = rec.node.func
@@ -470,6 +575,38 @@ class _Extractor(SectionBuilders):
                     rec.node, env, rec.order, positional_parameters("DataLoader"))
                 args = self.settings_of(spec_args, complete, unresolved, _DL_FIELDS,
                                         defaults_for("DataLoader"))
+            elif kind == "get_peft_model" and qual == "peft.get_peft_model":
+                raw, _c, _u = r.call_kwargs(rec.node, env, rec.order, _GET_PEFT_MODEL_POSITIONAL)
+                if "autocast_adapter_dtype" in raw:
+                    a = raw["autocast_adapter_dtype"]
+                    args["autocast_adapter_dtype"] = self.setting(a[0], a[1], a[2])
+            elif kind == "peft_from_pretrained":
+                positional = (_AUTO_PEFT_POSITIONAL if qual.startswith("peft.AutoPeftModel")
+                              else _PEFT_FROM_PRETRAINED_POSITIONAL)
+                raw, complete, _u = r.call_kwargs(rec.node, env, rec.order, positional)
+                for name in ("is_trainable", "autocast_adapter_dtype"):
+                    if name in raw:
+                        a = raw[name]
+                        args[name] = self.setting(a[0], a[1], a[2])
+                    elif complete:
+                        args[name] = Setting.library_default(name == "autocast_adapter_dtype",
+                                                             _PEFT_LOAD_SOURCE)
+            elif kind == "grad_scaler":
+                raw, _c, _u = r.call_kwargs(rec.node, env, rec.order,
+                                            ("device", "init_scale", "growth_factor",
+                                             "backoff_factor", "growth_interval", "enabled"))
+                if "enabled" in raw:
+                    a = raw["enabled"]
+                    args["enabled"] = self.setting(a[0], a[1], a[2])
+            elif kind == "model_cast":
+                method = func.attr.value if type(func) is cst.Attribute else ""
+                if method in _CAST_METHODS:
+                    args["dtype"] = Setting.literal(_CAST_METHODS[method], self.span(rec.node))
+                else:
+                    raw, _c, _u = r.call_kwargs(rec.node, env, rec.order, ("dtype",))
+                    if "dtype" in raw:
+                        a = raw["dtype"]
+                        args["dtype"] = self.setting(a[0], a[1], a[2], "dtype")
             elif kind == "get_peft_model" and qual == "unsloth.get_peft_model":
                 raw, complete, unresolved = r.call_kwargs(rec.node, env, rec.order, ("model",))
                 if "use_gradient_checkpointing" in raw:
@@ -483,7 +620,7 @@ class _Extractor(SectionBuilders):
                                               receiver, 0)))
             in_loop, per_step = self.loop_context(rec)
             out.append((rec, CallSite(kind, qual or "", self.span(rec.node), in_loop, per_step,
-                                      args, receiver, 0, periodic=self.periodic(rec))))
+                                      args, receiver, 0, periodic=self.periodic(rec), guard=guard)))
         # execution order: statement order, then inner calls (which end first) before outer ones
         def key(item: tuple) -> tuple:
             rec, call = item
@@ -750,6 +887,9 @@ class _Extractor(SectionBuilders):
                 v = args["model"][0] if "model" in args else None
             elif v.data == "unsloth.get_peft_model":
                 loras.insert(0, v)
+                args, _c, _u = r.call_kwargs(v.node, env, order, ("model",))
+                v = args["model"][0] if "model" in args else None
+            elif v.data == "peft.PeftModel.from_pretrained":
                 args, _c, _u = r.call_kwargs(v.node, env, order, ("model",))
                 v = args["model"][0] if "model" in args else None
             elif v.data in ("peft.prepare_model_for_kbit_training",

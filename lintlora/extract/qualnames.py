@@ -46,7 +46,7 @@ _reg("trl", ["SFTTrainer", "SFTConfig", "DPOTrainer", "DPOConfig", "ORPOTrainer"
              "KTOTrainer", "KTOConfig", "CPOTrainer", "CPOConfig", "GRPOTrainer", "GRPOConfig",
              "RewardTrainer", "RewardConfig", "TrlParser", "ModelConfig", "IterativeSFTTrainer"])
 _reg("peft", ["LoraConfig", "get_peft_model", "prepare_model_for_kbit_training",
-              "prepare_model_for_int8_training", "AdaLoraConfig"])
+              "prepare_model_for_int8_training", "AdaLoraConfig", "cast_mixed_precision_params"])
 _reg("torch", ["DataLoader"], "torch.utils.data.DataLoader")
 _reg("accelerate", ["Accelerator", "PartialState"])
 _reg("argparse", ["ArgumentParser"])
@@ -58,7 +58,9 @@ def canonical(q: str) -> str:
 
     ``transformers.training_args.TrainingArguments`` -> ``transformers.TrainingArguments``;
     ``transformers.AutoModelForCausalLM.from_pretrained`` -> ``model_load``;
-    ``unsloth.FastLanguageModel.from_pretrained`` -> ``unsloth.from_pretrained``.
+    ``unsloth.FastLanguageModel.from_pretrained`` -> ``unsloth.from_pretrained``;
+    ``peft.PeftModelForCausalLM.from_pretrained`` -> ``peft.PeftModel.from_pretrained``;
+    ``torch.cuda.amp.GradScaler`` -> ``torch.amp.GradScaler``.
     """
     parts = q.split(".")
     root = parts[0]
@@ -71,6 +73,9 @@ def canonical(q: str) -> str:
             return "model_load"
         if root == "unsloth" and cls in ("FastLanguageModel", "FastModel", "FastVisionModel"):
             return "unsloth.from_pretrained"
+        if root == "peft" and cls.startswith("PeftModel"):
+            # PeftModel / PeftModelForCausalLM ...: loads an adapter onto a model already loaded
+            return "peft.PeftModel.from_pretrained"
     if leaf == "get_peft_model" and root == "unsloth" and len(parts) >= 3:
         return "unsloth.get_peft_model"
     if root == "torch":
@@ -82,6 +87,8 @@ def canonical(q: str) -> str:
             return "torch.distributed.init_process_group"
         if leaf == "DataLoader" and "data" in parts:
             return "torch.utils.data.DataLoader"
+        if leaf == "GradScaler":  # torch.amp / torch.cuda.amp / torch.GradScaler: one class
+            return "torch.amp.GradScaler"
         return q
     if root == "deepspeed" and leaf == "initialize":
         return "deepspeed.initialize"
@@ -94,7 +101,7 @@ def canonical(q: str) -> str:
 _CALL_OBJECTS = frozenset(set(_CANON.values()) | {
     "model_load", "unsloth.from_pretrained", "unsloth.get_peft_model", "torch.autocast",
     "torch.utils.data.DataLoader", "torch.distributed.init_process_group",
-    "deepspeed.initialize",
+    "deepspeed.initialize", "peft.PeftModel.from_pretrained", "torch.amp.GradScaler",
 })
 _UNPACKED_LOADERS = frozenset({"unsloth.from_pretrained"})
 _MODEL_FLOW = frozenset({"model_load", "peft.get_peft_model", "peft.prepare_model_for_kbit_training",

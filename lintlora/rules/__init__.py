@@ -50,6 +50,8 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
     ("LL006", "lintlora.rules.ll006_empty_cache_misuse:EmptyCacheMisuse"),
     ("LL007", "lintlora.rules.ll007_dataloader_workers:DataloaderWorkers"),
     ("LL008", "lintlora.rules.ll008_does_not_fit:DoesNotFit"),
+    ("LL009", "lintlora.rules.ll009_checkpointing_without_input_grads:CheckpointingWithoutInputGrads"),
+    ("LL011", "lintlora.rules.ll011_fp16_trainable_weights:Fp16TrainableWeights"),
 )
 """``(code, "module:Class")`` of every built-in rule: the same table as pyproject's entry points
 (a test keeps the two equal)."""

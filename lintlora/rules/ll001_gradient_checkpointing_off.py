@@ -51,11 +51,12 @@ silence it.
 """
 
 _REENTRANT_NOTE = (
-    "On a frozen base (LoRA/QLoRA) checkpointing also needs gradient_checkpointing_kwargs="
-    '{"use_reentrant": False} or a call to model.enable_input_require_grads() before training; '
-    "otherwise the checkpointed layers get inputs that do not require grad and the adapters "
-    "receive no gradient."
+    'On a frozen base (LoRA/QLoRA) enable it with gradient_checkpointing_kwargs={"use_reentrant": False} '
+    "(why: LL009)."
 )
+"""The frozen-base clause of the fix. Why reentrant checkpointing needs the inputs to require
+grad, and what else provides it, is LL009's (checkpointing-without-input-grads) to say; LL001
+only names the setting so that its fix does not produce an LL009 finding."""
 
 
 _NON_REENTRANT = r"""use_reentrant['"]?\s*[=:]\s*False\b"""
@@ -197,9 +198,7 @@ def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
         text = f"Turn it on where the value comes from: {how}, {other}"
         if frozen:
             text += (', and add gradient_checkpointing_kwargs={"use_reentrant": False} to the training '
-                     "arguments (or call model.enable_input_require_grads()): on a frozen base, reentrant "
-                     "checkpointing gives the checkpointed layers inputs that do not require grad and the "
-                     "adapters receive no gradient.")
+                     "arguments (on a frozen base; why: LL009).")
         else:
             text += "."
         return text
@@ -207,24 +206,21 @@ def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
         text = ("Pass gradient_checkpointing=True (activation_checkpointing=True from transformers 5.24) to "
                 "the set_training(...) call: it resets every training field it is not given")
         if frozen:
-            text += ', and gradient_checkpointing_kwargs={"use_reentrant": False} to the training arguments'
+            text += (', and gradient_checkpointing_kwargs={"use_reentrant": False} to the training arguments '
+                     "(on a frozen base; why: LL009)")
         return text + "."
     if setup.training is not None:
         text = "Pass gradient_checkpointing=True to the training arguments"
         if frozen:
-            text += (' together with gradient_checkpointing_kwargs={"use_reentrant": False} (or call '
-                     "model.enable_input_require_grads() before training): on a frozen base, reentrant "
-                     "checkpointing gives the checkpointed layers inputs that do not require grad and "
-                     "the adapters receive no gradient.")
+            text += (' together with gradient_checkpointing_kwargs={"use_reentrant": False} (on a frozen '
+                     "base; why: LL009).")
         else:
             text += "."
         return text
     text = ('Call model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False}) '
             "after loading the model")
     if frozen:
-        text += (" (or keep the reentrant default and also call model.enable_input_require_grads()): on a "
-                 "frozen base, reentrant checkpointing gives the checkpointed layers inputs that do not "
-                 "require grad and the adapters receive no gradient.")
+        text += " (non-reentrant, as a frozen base needs; why: LL009)."
     else:
         text += "."
     return text
