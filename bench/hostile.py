@@ -275,6 +275,36 @@ def many_calls(count: int = 60_000) -> tuple[str, str]:
     return "many_calls.py", _HEADER + "\n".join(lines) + "\n"
 
 
+def short_lines(count: int = 16_000) -> tuple[str, str]:
+    """``count`` statements ``xN = N`` (3 tokens each: under the token limit at 16,000)."""
+    return "short_lines.py", _HEADER + "".join(f"x{i} = {i}\n" for i in range(count)) + _uses("x1")
+
+
+def comment_lines(count: int = 49_000) -> tuple[str, str]:
+    """``count`` comment lines (one token each: under the line limit at 49,000)."""
+    return "comment_lines.py", (_HEADER + "".join(f"# comment {i}\n" for i in range(count))
+                                + _uses("4"))
+
+
+def big_list(count: int = 24_000) -> tuple[str, str]:
+    """One list literal of ``count`` numbers on one line (two tokens each)."""
+    return "big_list.py", (_HEADER + "xs = [" + ", ".join(str(i) for i in range(count)) + "]\n"
+                           + _uses("xs[3]"))
+
+
+def big_docstring(size: int = 5 * 10**6) -> tuple[str, str]:
+    """A triple-quoted prompt of ``size`` characters (one token, one LibCST node)."""
+    words = "Answer the question using the context below. " * (size // 46)
+    return "big_docstring.py", _HEADER + f'PROMPT = """{words}"""\n' + _uses("4")
+
+
+def notebook_cells(cells: int = 6_000) -> tuple[str, str]:
+    """A notebook of ``cells`` small code cells (about 36,000 tokens: under the limits)."""
+    setup = [_SCRIPT_HEADER, _BLOCK.format(i=0, bs=4, r=16)]
+    body = [f"x{i} = {i} + 1" for i in range(cells - len(setup))]
+    return "notebook_cells.ipynb", _notebook(setup + body)
+
+
 CASES: dict[str, Callable[[], tuple[str, str]]] = {
     "arith_power": arith_power,
     "arith_multiply": arith_multiply,
@@ -300,6 +330,14 @@ CASES: dict[str, Callable[[], tuple[str, str]]] = {
     "many_calls_60k": many_calls,
     "script_5mb": big_script,
     "notebook_70k": big_notebook,
+    # at the analysis limits (lintlora/extract/limits.py): the slowest files still analysed
+    "script_300kb": lambda: big_script(300_000),
+    "setups_3000": lambda: many_calls(3_000),
+    "short_lines_16k": short_lines,
+    "comment_lines_49k": comment_lines,
+    "list_24k": big_list,
+    "docstring_5mb": big_docstring,
+    "notebook_6000_cells": notebook_cells,
 }
 """Every case, by name: a function returning ``(file name, text)`` at the size of the issue."""
 

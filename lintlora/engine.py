@@ -284,17 +284,19 @@ def _link_target(path: str) -> str:
 
 
 def _extract(path: str, kind: str, text: str, explicit: bool) -> list[TrainingSetup]:
+    """The setups of one file: a :class:`lintlora.extract.Setups` from the Python and notebook
+    extractors, whose ``notes`` say what a limit left out (:mod:`lintlora.extract.limits`)."""
     # Input nested too deeply for LibCST's native parser is refused by the Python extractor's
     # own preflight (lintlora/extract/pysyntax.py: CPython's AST parse and a depth check), so
     # the engine no longer parses every file a second time (issue 8)
     if kind == "python":
         from lintlora.extract.python import extract_python
 
-        return list(extract_python(path, text))
+        return extract_python(path, text)
     if kind == "notebook":
         from lintlora.extract.notebook import extract_notebook
 
-        return list(extract_notebook(path, text))
+        return extract_notebook(path, text)
     if kind in ("yaml", "json"):
         from lintlora.extract.yaml_config import extract_config
 
@@ -508,6 +510,8 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
         result.errors.append(_internal(path, f"the {source.kind} extractor", exc))
         return result
     result.linted = True
+    for note in getattr(setups, "notes", ()):  # what a limit of the analysis left out
+        result.notices.append(FileError(path, note, INPUT_ERROR_CODE))
 
     enabled = [r for r in rules if rule_enabled(r.code, settings, path)]
     produced: list[tuple[Finding, TrainingSetup | None]] = []

@@ -64,6 +64,8 @@ class Resolver(ArgumentSources):
         self._active: set[tuple] = set()
         self._callsites: dict[int, list[CallRecord]] | None = None
         self._argparse: dict[int, dict[str, tuple]] = {}
+        self._argparse_groups: dict[int, list[CallRecord]] | None = None
+        self._argparse_building = False
         self._method_calls: dict[tuple[str, str], list[CallRecord]] | None = None
         self._star_imports = [b.value for b in index.root.bindings.get("*", ())]
         self._file_cache: dict[str, Any] = {}
@@ -575,9 +577,9 @@ class Resolver(ArgumentSources):
             return v
         name = b.name
         events: list[tuple[int, str, Any]] = []
-        for m in self.index.mutations:
-            if (m.scope is b.scope and b.order < m.order < use_order and type(m.root) is cst.Name
-                    and m.root.value == name and m.kind in ("setitem", "augitem")):
+        for m in self.index.mutations_of(name):
+            if (m.scope is b.scope and b.order < m.order < use_order
+                    and m.kind in ("setitem", "augitem")):
                 events.append((m.order, m.kind, m))
         for rec in self._method_calls_on(name, b.scope):
             if b.order < rec.order < use_order:
@@ -798,13 +800,11 @@ class Resolver(ArgumentSources):
         """``name.attr`` after ``name.attr = value`` statements (same scope, or the module's
         when the use is inside a function)."""
         candidates = []
-        for m in self.index.mutations:
-            if (m.kind in ("setattr", "augattr") and m.key == attr and type(m.root) is cst.Name
-                    and m.root.value == name):
-                if m.scope is env.scope and m.order < order:
-                    candidates.append(m)
-                elif m.scope is self.index.root and env.scope is not self.index.root:
-                    candidates.append(m)
+        for m in self.index.mutations_of(name, attr):  # setattr/augattr of name.attr
+            if m.scope is env.scope and m.order < order:
+                candidates.append(m)
+            elif m.scope is self.index.root and env.scope is not self.index.root:
+                candidates.append(m)
         if not candidates:
             return None
         candidates.sort(key=lambda m: m.order)
@@ -883,19 +883,16 @@ class Resolver(ArgumentSources):
     def _self_attr(self, cls: Scope | None, attr: str, node: cst.CSTNode | None) -> V:
         if cls is None:
             return Unknown(node, "self")
-        found = [m for m in self.index.mutations
-                 if m.kind == "setattr" and m.key == attr and type(m.root) is cst.Name
-                 and m.root.value == "self" and m.scope.parent is cls]
+        found = [m for m in self.index.mutations_of("self", attr)
+                 if m.kind == "setattr" and m.scope.parent is cls]
         if len(found) == 1 and not found[0].guards:
             m = found[0]
             return self.ev(m.value, Env(m.scope), m.order)
         if not found:
             # a dataclass-style field set by the constructor: the instances built in this file
             values = []
-            for rec in self.index.calls:
+            for rec in self.index.calls_named(cls.name):
                 func = rec.node.func
-                if not (type(func) is cst.Name and func.value == cls.name):
-                    continue
                 fv = self.ev(func, self.env_for(rec), rec.order)
                 if not (isinstance(fv, Obj) and fv.kind == "scope" and fv.data is cls):
                     continue
