@@ -149,7 +149,11 @@ class Resolver(ArgumentSources):
             return self.lookup(name, env, order, node)
         if t is cst.Integer or t is cst.Float:
             v = _number(node)
-            return Const(v, Origin.LITERAL, node) if v is not None else Unknown(node, "number")
+            if v is not None:
+                return Const(v, Origin.LITERAL, node)
+            # an integer literal that cannot be read is one beyond the bound (10**400)
+            return Unknown(node, pybounds.measure(1 << (pybounds.MAX_INT_BITS + 1))
+                           if t is cst.Integer else "number")
         if t is cst.SimpleString:
             s = _literal_string(node)
             return Const(s, Origin.LITERAL, node) if s is not None else Unknown(node, "string")
