@@ -489,8 +489,11 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
             return result
         if exc.code == INPUT_ERROR_CODE:
             # refused by one of the extractor's limits (YAML node count, nesting, alias
-            # expansion): an input problem like a file above --max-file-size, not broken syntax
-            result.errors.append(FileError(path, exc.message, INPUT_ERROR_CODE, exc.line,
+            # expansion, a Python file too large or too deep to analyse): an input problem
+            # like a file above --max-file-size, not broken syntax. A FileError has no cell:
+            # a notebook's cell is named in the message (its line is the cell's)
+            message = exc.message if not exc.cell else f"code cell {exc.cell}: {exc.message}"
+            result.errors.append(FileError(path, message, INPUT_ERROR_CODE, exc.line,
                                            exc.column))
             return result
         result.linted = True

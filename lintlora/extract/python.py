@@ -33,7 +33,7 @@ from lintlora.extract.pysections import (
     _DL_FIELDS, _ENV_KEYS, _QUANT_CONFIGS, _REF_MODEL_POSITIONAL, _SWEEP_LIMIT,
     _TRAINER_POSITIONAL, _TRAINERS, _TRAINING_ARGS, SectionBuilders, _is_dotted, _normalise,
 )
-from lintlora.extract.pysyntax import preflight, syntax_error
+from lintlora.extract.pysyntax import LIMIT_CODE, preflight, recursion_room, syntax_error
 from lintlora.extract.qualnames import EMPTY_CACHE_CALLS
 from lintlora.training_setup import (
     CallSite, Evidence, Lora, ModelLoad, Origin, Quantization, Setting, Span, TrainingSetup,
@@ -41,6 +41,8 @@ from lintlora.training_setup import (
 
 __all__ = ["extract_python", "extract_python_source"]
 
+_TOO_DEEP = ("too deeply nested to {}: past the recursion depth lintlora allows LibCST; this "
+             "is a limit of lintlora, not a syntax error, and nothing in the file was checked")
 _INTERESTING_ROOTS = frozenset({"transformers", "peft", "trl", "torch", "unsloth", "accelerate",
                                 "bitsandbytes", "deepspeed"})
 _INTERESTING_METHODS = frozenset({
@@ -93,20 +95,21 @@ def extract_python_source(path: str, source: str, *,
     cst = import_libcst()  # the first import of LibCST in a lint: see lintlora.extract._cst
     if source.startswith("\ufeff"):
         source = source[1:]
-    preflight(source, line_map)
+    preflight(source, line_map)  # CPython parses it: from here on, failures are lintlora's
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise syntax_error(exc, source, line_map) from None
     except RecursionError:
-        raise ExtractError("the file is nested too deeply to parse", None, None) from None
+        raise ExtractError(_TOO_DEEP.format("parse"), None, None, code=LIMIT_CODE) from None
     except Exception as exc:  # LibCST raises a few other types on odd input
         raise ExtractError(f"cannot parse the file: {exc.__class__.__name__}: {exc}"[:300],
                            None, None) from None
     try:
-        return _Extractor(path, source, module, line_map, kind).run()
+        with recursion_room():
+            return _Extractor(path, source, module, line_map, kind).run()
     except RecursionError:
-        raise ExtractError("the file is nested too deeply to analyse", None, None) from None
+        raise ExtractError(_TOO_DEEP.format("analyse"), None, None, code=LIMIT_CODE) from None
     # Any other exception would be a bug in lintlora, not a property of the input: it is left
     # to propagate so the engine reports it as an LL999 internal error asking for a report,
     # rather than disguised as a syntax error. The fuzz tests (tests/test_extract_robustness.py)
