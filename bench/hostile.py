@@ -125,10 +125,10 @@ def big_literals() -> tuple[str, str]:
         "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
         "from peft import LoraConfig, get_peft_model\n"
         "model = AutoModelForCausalLM.from_pretrained('meta-llama/Llama-2-7b-hf')\n"
-        "model = get_peft_model(model, LoraConfig(r=2**2000, lora_alpha=10**400))\n"
-        "args = TrainingArguments(output_dir='o', per_device_train_batch_size=10**400,\n"
+        f"model = get_peft_model(model, LoraConfig(r={10**400}, lora_alpha=2**2000))\n"
+        f"args = TrainingArguments(output_dir='o', per_device_train_batch_size={10**400},\n"
         "                         gradient_accumulation_steps=1e400, bf16=True)\n"
-        "Trainer(model=model, args=args, max_seq_length=10**400).train()\n")
+        f"Trainer(model=model, args=args, max_seq_length={2**120}).train()\n")
 
 
 def big_yaml_values() -> tuple[str, str]:
