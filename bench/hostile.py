@@ -305,6 +305,24 @@ def notebook_cells(cells: int = 6_000) -> tuple[str, str]:
     return "notebook_cells.ipynb", _notebook(setup + body)
 
 
+def env_reads(count: int = 2_200) -> tuple[str, str]:
+    """``count`` reads of ``LOCAL_RANK`` each feeding a ``device_map`` dict (the rank-evidence
+    pass once tested every read against every expression)."""
+    body = "".join(f"r{i} = int(os.environ['LOCAL_RANK'])\nd{i} = {{'': r{i}}}\n"
+                   for i in range(count))
+    return "env_reads.py", ("import os\n" + _HEADER + body
+                            + "model = AutoModelForCausalLM.from_pretrained('m', device_map=d5)\n"
+                            + "Trainer(model=model, args=TrainingArguments(output_dir='o')).train()\n")
+
+
+def rebinds(count: int = 3_000) -> tuple[str, str]:
+    """One name rebound ``count`` times, each value used by a ``DataLoader`` (each use scanned
+    the name's bindings from the end)."""
+    body = "".join("x = x + 1\nDataLoader(ds, batch_size=x)\n" for _ in range(count))
+    return "rebinds.py", ("from torch.utils.data import DataLoader\n" + _HEADER + "x = 1\n" + body
+                          + _uses("4"))
+
+
 CASES: dict[str, Callable[[], tuple[str, str]]] = {
     "arith_power": arith_power,
     "arith_multiply": arith_multiply,
@@ -337,6 +355,8 @@ CASES: dict[str, Callable[[], tuple[str, str]]] = {
     "comment_lines_49k": comment_lines,
     "list_24k": big_list,
     "docstring_5mb": big_docstring,
+    "env_reads_2200": env_reads,
+    "rebinds_3000": rebinds,
     "notebook_6000_cells": notebook_cells,
 }
 """Every case, by name: a function returning ``(file name, text)`` at the size of the issue."""

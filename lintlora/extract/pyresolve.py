@@ -73,6 +73,7 @@ class Resolver(ArgumentSources):
         self._kwargs_memo: dict[tuple, tuple] = {}
         self._idioms: dict[int, bool] = {}
         self.spent = 0
+        self._orders: dict[int, list[int] | tuple] = {}
         """Cost units of the values computed so far (bounded by pybounds.FILE_BUDGET)."""
 
     # ---- public entry points -----------------------------------------------------------------
@@ -493,7 +494,7 @@ class Resolver(ArgumentSources):
         base_decider: Const | None = None
         alts: list[Binding] = []
         ruled_out: Const | None = None
-        for b in reversed(bindings):
+        for b in reversed(bindings[:self._before(bindings, order)]):
             if b.order >= order:
                 continue
             state, decider = self.guard_state(b.guards, b.scope, frame)
@@ -528,6 +529,22 @@ class Resolver(ArgumentSources):
         texts = sorted({f"line-order {b.order}" for b in chosen})
         return Unknown(node, f"`{name}` is assigned differently in branches that may run "
                              f"({len(texts)} assignments)")
+
+    def _before(self, bindings: list[Binding], order: int) -> int:
+        """How many of ``bindings`` can precede ``order``: found by bisection when their
+        orders ascend (a name bound thousands of times was scanned from the end at every use:
+        quadratic), else all of them."""
+        key = id(bindings)
+        orders = self._orders.get(key)
+        if orders is None or len(orders) != len(bindings):
+            values = [b.order for b in bindings]
+            orders = values if all(a <= b for a, b in zip(values, values[1:])) else ()
+            self._orders[key] = orders
+        if not orders:
+            return len(bindings)
+        import bisect
+
+        return bisect.bisect_left(orders, order)
 
     def _binding_value(self, b: Binding, frame: Frame | None, use_order: int,
                        node: cst.CSTNode | None) -> V:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import libcst as cst
 
-from lintlora.extract.pybounds import MAX_STR, measure
+from lintlora.extract.pybounds import MAX_INT_BITS, MAX_STR, measure
 from lintlora.extract.pyindex import Scope
 from lintlora.training_setup import Origin
 
@@ -195,6 +195,9 @@ def _number(node: cst.BaseExpression) -> Any:
     text = node.value.replace("_", "")  # type: ignore[attr-defined]
     if len(text) > 200:  # no number within the bounds is written with more characters
         return None
+    if text.isascii() and text.isdigit() and (text[0] != "0" or not text.strip("0")):
+        value = int(text)  # the common case, without compiling it (ast.literal_eval)
+        return value if value.bit_length() <= MAX_INT_BITS else None
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
