@@ -323,6 +323,13 @@ def rebinds(count: int = 3_000) -> tuple[str, str]:
                           + _uses("4"))
 
 
+def escaped_quotes(count: int = 2_000_000) -> tuple[str, str]:
+    """A valid 4 MB string of ``count`` escaped quotes (``"\\"\\"..."``): one token, but a
+    backtracking string pattern scans it once per quote, and ``re`` keeps a record per
+    repetition."""
+    return "escaped_quotes.py", _HEADER + 'x = "' + '\\"' * count + '"\n' + _uses("4")
+
+
 CASES: dict[str, Callable[[], tuple[str, str]]] = {
     "arith_power": arith_power,
     "arith_multiply": arith_multiply,
@@ -357,6 +364,7 @@ CASES: dict[str, Callable[[], tuple[str, str]]] = {
     "docstring_5mb": big_docstring,
     "env_reads_2200": env_reads,
     "rebinds_3000": rebinds,
+    "escaped_quotes_4mb": escaped_quotes,
     "notebook_6000_cells": notebook_cells,
 }
 """Every case, by name: a function returning ``(file name, text)`` at the size of the issue."""

@@ -200,6 +200,17 @@ def test_a_file_past_the_token_limit_is_refused_before_any_parse(monkeypatch):
     assert "50,000" in info.value.message
 
 
+def test_counting_tokens_is_linear_whatever_the_quotes():
+    from lintlora.extract.limits import python_too_large
+
+    # an unclosed string of escaped quotes once cost one scan to the end of the line per quote
+    start = time.perf_counter()
+    assert python_too_large("x = 1\n" + '\\"' * 200_000) is None
+    _name, source = hostile.escaped_quotes(200_000)  # valid: one string of 200,000 escapes
+    assert python_too_large(source) is None
+    assert time.perf_counter() - start < 5
+
+
 def test_a_large_file_naming_no_library_is_skipped_unparsed(monkeypatch):
     import lintlora.extract.python as python
     import lintlora.prefilter as prefilter

@@ -28,9 +28,10 @@ position pass cost about 50-60 µs per token (``bench/hostile.py``); CPython's o
 from __future__ import annotations
 
 import re
+import sys
 
 __all__ = ["MAX_PYTHON_TOKENS", "MAX_PYTHON_LINES", "MAX_NOTEBOOK_CELLS", "MAX_SETUPS",
-           "python_too_large", "setups_left_out"]
+           "python_too_large", "setups_left_out", "long_strings", "STRING_OR_COMMENT"]
 
 MAX_PYTHON_TOKENS = 50_000
 """Tokens (names, numbers, strings, comments, operators) of Python source analysed at most."""
@@ -41,19 +42,31 @@ MAX_NOTEBOOK_CELLS = 10_000
 MAX_SETUPS = 64
 """Training setups of one file analysed at most (the first ones in source order)."""
 
+_LOOP = "*+" if sys.version_info >= (3, 11) else "*"
+"""Possessive repetition where the ``re`` module has it (Python 3.11+): the same matches,
+without a backtracking record per repetition (a 4 MB string of escapes cost ``re`` 250 MB
+otherwise; on 3.10 the scan is still linear in time)."""
+
+_ONE_LINE_STRING = (rf"[rRbBuUfF]{{0,2}}'(?:\\[\s\S]|[^'\\\n]){_LOOP}'?"
+                    rf'|[rRbBuUfF]{{0,2}}"(?:\\[\s\S]|[^"\\\n]){_LOOP}"?')
+"""A one-line string literal, closed or not (one left open runs to the end of its line)."""
+
 _TOKEN = re.compile(
-    r"#[^\n]*"                                   # a comment
-    r"|[rRbBuUfF]{0,2}'(?:\\.|[^'\\\n])*'"       # a one-line string
-    r"|[rRbBuUfF]{0,2}\"(?:\\.|[^\"\\\n])*\""
-    r"|\w+"                                      # a name or a number
-    r"|[^\w\s]")                                 # an operator, a bracket, a lone quote
-"""An estimate of Python's tokens that costs one pass and never backtracks over more than a
-line: a comment or a one-line string is one token. Triple-quoted strings are skipped before
-(:func:`_long_string_ends`): a long prompt costs LibCST one node, while its words would count
-here."""
+    r"#[^\n]*"                                      # a comment
+    rf"|{_ONE_LINE_STRING}"                         # a one-line string
+    r"|\w+"                                         # a name or a number
+    r"|[^\w\s]")                                    # an operator or a bracket
+"""An estimate of Python's tokens that costs one pass: a comment or a one-line string is one
+token. Every alternative matches wherever it starts, so the pattern never fails after scanning
+ahead and the pass is linear whatever the text (a line of ``\\"`` repeated made an earlier
+form quadratic). Triple-quoted strings are skipped before (:func:`long_strings`): a long
+prompt costs LibCST one node, while its words would count here."""
+
+STRING_OR_COMMENT = re.compile(rf"#[^\n]*|{_ONE_LINE_STRING}")
+"""A comment or a one-line string literal (for :func:`lintlora.extract.pysyntax`)."""
 
 
-def _long_string_ends(source: str) -> list[tuple[int, int]]:
+def long_strings(source: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each triple-quoted string (``str.find`` only: linear)."""
     spans = []
     i = 0
@@ -77,7 +90,7 @@ def _tokens_beyond(source: str, limit: int) -> bool:
     comment or a one-line string can mis-pair them, which only moves the estimate."""
     count = 0
     pos = 0
-    for start, end in _long_string_ends(source) + [(len(source), len(source))]:
+    for start, end in long_strings(source) + [(len(source), len(source))]:
         for _ in _TOKEN.finditer(source, pos, start):
             count += 1
             if count > limit:

@@ -40,6 +40,7 @@ import string
 from typing import Any
 
 __all__ = ["MAX_INT_BITS", "MAX_STR", "MAX_COST", "MAX_NEST", "MAX_WIDTH", "FILE_BUDGET",
+           "INT_REFUSED", "STR_REFUSED",
            "measure", "cost", "beyond", "binop_refusal", "format_refusal", "percent_refusal",
            "replace_refusal", "join_refusal"]
 
@@ -60,8 +61,10 @@ _SCALARS = (bool, int, float, type(None))
 _INT_REASON = f"an integer beyond 2**{MAX_INT_BITS}"
 _STR_REASON = f"longer than {MAX_STR:,} characters"
 _SIZE_REASON = f"larger than {MAX_COST:,} items and characters"
-_INT_REFUSED = f"{_INT_REASON}, lintlora's bound for a setting"
-_STR_REFUSED = f"a string {_STR_REASON}, lintlora's bound for a setting"
+_INT_REFUSED = INT_REFUSED = f"{_INT_REASON}, lintlora's bound for a setting"
+"""Why an integer beyond :data:`MAX_INT_BITS` is unresolved."""
+_STR_REFUSED = STR_REFUSED = f"a string {_STR_REASON}, lintlora's bound for a setting"
+"""Why a string longer than :data:`MAX_STR` is unresolved."""
 _SIZE_REFUSED = f"a value {_SIZE_REASON}, lintlora's bound for a setting"
 _NEST_REFUSED = f"a value nested more than {MAX_NEST} levels deep, lintlora's bound"
 

@@ -153,11 +153,13 @@ class Resolver(ArgumentSources):
             if v is not None:
                 return Const(v, Origin.LITERAL, node)
             # an integer literal that cannot be read is one beyond the bound (10**400)
-            return Unknown(node, pybounds.measure(1 << (pybounds.MAX_INT_BITS + 1))
-                           if t is cst.Integer else "number")
+            return Unknown(node, pybounds.INT_REFUSED if t is cst.Integer else "number")
         if t is cst.SimpleString:
             s = _literal_string(node)
-            return Const(s, Origin.LITERAL, node) if s is not None else Unknown(node, "string")
+            if s is not None:
+                return Const(s, Origin.LITERAL, node)
+            return Unknown(node, pybounds.STR_REFUSED if len(node.value) > pybounds.MAX_STR
+                           else "string")
         if t is cst.ConcatenatedString:
             return self._concatenated(node, env, order)
         if t is cst.FormattedString:

@@ -259,25 +259,25 @@ def _too_deep(tree: Any, source: str) -> tuple[Any, str] | None:
 
 def _string_parts(lines: list[str], node: Any) -> int:
     """How many string literals a ``str``/``bytes`` constant or an f-string is written with
-    (``"a" "b"`` is one constant in CPython's AST, two nested nodes in LibCST's), counted with
-    :mod:`tokenize` over the lines it covers (a literal sharing its first or last line is
-    counted too: an over-estimate); 1 when it covers one short line."""
-    import io
-    import tokenize
+    (``"a" "b"`` is one constant in CPython's AST, two nested nodes in LibCST's), counted over
+    the lines it covers (a literal sharing its first or last line is counted too: an
+    over-estimate); 1 when it covers one line with at most two quote pairs. Linear in the
+    lines' length: triple-quoted strings found with ``str.find``, the others with one pass of
+    a pattern that never backtracks far (:mod:`lintlora.extract.limits`)."""
+    from lintlora.extract.limits import STRING_OR_COMMENT, long_strings
 
     first, last = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
     if first is None or last is None:
         return 1
-    text = "\n".join(lines[first - 1:last]) + "\n"
+    text = "\n".join(lines[first - 1:last])
     if first == last and text.count('"') + text.count("'") <= 4:
         return 1
-    count = 0
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.STRING or token.type == getattr(tokenize, "FSTRING_START", -1):
-                count += 1
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        pass  # a segment cut inside brackets: the strings before the cut are counted
+    spans = long_strings(text)
+    count, pos = len(spans), 0
+    for start, end in spans + [(len(text), len(text))]:
+        count += sum(1 for m in STRING_OR_COMMENT.finditer(text, pos, start)
+                     if not m.group().startswith("#"))
+        pos = end
     return max(count, 1)
 
 
