@@ -72,8 +72,8 @@ class Resolver(ArgumentSources):
         self._call_index = {id(r.node): r for r in index.calls}
         self._kwargs_memo: dict[tuple, tuple] = {}
         self._idioms: dict[int, bool] = {}
+        self._orders: dict[int, list[int] | tuple] = {}  # see _before
         self.spent = 0
-        self._orders: dict[int, list[int] | tuple] = {}
         """Cost units of the values computed so far (bounded by pybounds.FILE_BUDGET)."""
 
     # ---- public entry points -----------------------------------------------------------------
