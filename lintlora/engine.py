@@ -336,7 +336,10 @@ def read_setups(path: str, settings: Settings | None = None, *, explicit: bool =
     if kind is None:
         raise InputFileError("not a file type lintlora reads (.py, .ipynb, .yaml, .yml, .json)")
     text = read_source(path, kind, settings.max_file_bytes)
-    return _extract(path, kind, text, explicit)
+    from lintlora.extract.limits import scaled_for
+
+    with scaled_for(settings.max_file_bytes):  # a raised size limit raises the analysis limits
+        return _extract(path, kind, text, explicit)
 
 
 # ---- selection -----------------------------------------------------------------------------
@@ -477,8 +480,11 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
         result.errors.append(_internal(path, "reading the file", exc))
         return result
 
+    from lintlora.extract.limits import scaled_for
+
     try:
-        setups = _extract(path, source.kind, text, source.explicit)
+        with scaled_for(settings.max_file_bytes):  # a raised size limit raises the analysis limits
+            setups = _extract(path, source.kind, text, source.explicit)
     except ExtractError as exc:
         if source.kind in ("yaml", "json") and not _could_be_training_config(text):
             # broken YAML that names no training key (a Helm template, a CI file that

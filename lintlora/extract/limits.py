@@ -23,15 +23,24 @@ position pass cost about 50-60 µs per token (``bench/hostile.py``); CPython's o
 - :data:`MAX_SETUPS`: 64 training setups per file (four 16-run sweeps): the rules and the
   estimator run once per setup, and each setup holds every call of its file, so the work of a
   file is setups times calls. The first 64 in source order are analysed and a notice says so.
+
+The limits are for the default ``--max-file-size`` (5 MiB). A user who raises it asks for
+larger files to be linted and accepts the time: every limit then grows in proportion
+(:func:`scaled_for`, which the engine enters around each extraction; :func:`limit` reads it).
+Lowering the size limit does not lower them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
 import sys
+from typing import Iterator
 
 __all__ = ["MAX_PYTHON_TOKENS", "MAX_PYTHON_LINES", "MAX_NOTEBOOK_CELLS", "MAX_SETUPS",
-           "python_too_large", "setups_left_out", "long_strings", "STRING_OR_COMMENT"]
+           "python_too_large", "setups_left_out", "long_strings", "STRING_OR_COMMENT",
+           "scaled_for", "limit"]
 
 MAX_PYTHON_TOKENS = 50_000
 """Tokens (names, numbers, strings, comments, operators) of Python source analysed at most."""
@@ -41,6 +50,28 @@ MAX_NOTEBOOK_CELLS = 10_000
 """Cells of one notebook analysed at most."""
 MAX_SETUPS = 64
 """Training setups of one file analysed at most (the first ones in source order)."""
+
+_SCALE: contextvars.ContextVar[float] = contextvars.ContextVar("lintlora_limit_scale",
+                                                               default=1.0)
+
+
+@contextlib.contextmanager
+def scaled_for(max_file_bytes: int) -> Iterator[None]:
+    """Within the block, every limit is multiplied by ``max_file_bytes`` over the default
+    size limit (5 MiB), when that is more than 1."""
+    from lintlora.settings import DEFAULT_MAX_FILE_BYTES
+
+    token = _SCALE.set(max(1.0, max_file_bytes / DEFAULT_MAX_FILE_BYTES))
+    try:
+        yield
+    finally:
+        _SCALE.reset(token)
+
+
+def limit(base: int) -> int:
+    """A limit as it applies now: ``base`` (one of the ``MAX_*`` above) times the scale of
+    :func:`scaled_for`."""
+    return int(base * _SCALE.get())
 
 _LOOP = "*+" if sys.version_info >= (3, 11) else "*"
 """Possessive repetition where the ``re`` module has it (Python 3.11+): the same matches,
@@ -106,17 +137,20 @@ def python_too_large(source: str, what: str = "file") -> str | None:
     Linear in the source and cheap: a line count, then a token count that stops at the limit
     (a short file is not scanned at all)."""
     lines = source.count("\n") + 1
-    if lines > MAX_PYTHON_LINES:
+    most_lines, most_tokens = limit(MAX_PYTHON_LINES), limit(MAX_PYTHON_TOKENS)
+    if lines > most_lines:
         return (f"too large to analyse: the {what} has {lines:,} lines of Python, above "
-                f"lintlora's limit of {MAX_PYTHON_LINES:,}; nothing in it was checked")
-    if len(source) > MAX_PYTHON_TOKENS and _tokens_beyond(source, MAX_PYTHON_TOKENS):
-        return (f"too large to analyse: the {what} has more than {MAX_PYTHON_TOKENS:,} Python "
-                f"tokens (names, numbers, strings, operators; about 8,000 lines of ordinary "
-                f"code), lintlora's limit; nothing in it was checked")
+                f"lintlora's limit of {most_lines:,}; nothing in it was checked")
+    if len(source) > most_tokens and _tokens_beyond(source, most_tokens):
+        return (f"too large to analyse: the {what} has more than {most_tokens:,} Python "
+                f"tokens (names, numbers, strings, operators; about "
+                f"{round(most_tokens / 6000) * 1000:,} lines of ordinary code), lintlora's "
+                "limit; nothing in it was checked")
     return None
 
 
 def setups_left_out(trainer_calls: int) -> str:
     """The notice for a file with more training setups than :data:`MAX_SETUPS`."""
-    return (f"only the first {MAX_SETUPS} training setups were analysed, lintlora's limit per "
-            f"file (the file has {trainer_calls:,} trainer calls); the others were not checked")
+    return (f"only the first {limit(MAX_SETUPS)} training setups were analysed, lintlora's "
+            f"limit per file (the file has {trainer_calls:,} trainer calls); the others were "
+            "not checked")

@@ -58,7 +58,7 @@ def notebook_program(text: str) -> tuple[str, Any]:
             :data:`~lintlora.extract.limits.MAX_NOTEBOOK_CELLS` cells (counted before any is
             read).
     """
-    from lintlora.extract.limits import MAX_NOTEBOOK_CELLS
+    from lintlora.extract.limits import MAX_NOTEBOOK_CELLS, limit
 
     try:
         nb = json.loads(text)
@@ -67,10 +67,11 @@ def notebook_program(text: str) -> tuple[str, Any]:
     except RecursionError:
         raise ExtractError("not a valid notebook: nested too deeply", None, None) from None
     cells = _cells(nb)
-    if len(cells) > MAX_NOTEBOOK_CELLS:
+    most = limit(MAX_NOTEBOOK_CELLS)
+    if len(cells) > most:
         raise ExtractError(f"too large to analyse: the notebook has {len(cells):,} cells, above "
-                           f"lintlora's limit of {MAX_NOTEBOOK_CELLS:,}; nothing in it was "
-                           "checked", None, None, code="LL998")
+                           f"lintlora's limit of {most:,}; nothing in it was checked", None, None,
+                           code="LL998")
     lines: list[str] = []
     origin: list[tuple[int, int]] = []
     index = 0

@@ -567,18 +567,19 @@ class _Extractor(SectionBuilders):
         evidence = tuple(found.evidence)
         dataloaders = tuple(self.dataloader_spec(rec) for rec in found.dataloaders)
         is_training = found.training_signals > 0
-        from lintlora.extract.limits import MAX_SETUPS, setups_left_out
+        from lintlora.extract.limits import MAX_SETUPS, limit, setups_left_out
 
+        most = limit(MAX_SETUPS)
         setups: list[TrainingSetup] = []
         for rec in found.trainers:
-            if len(setups) >= MAX_SETUPS:
+            if len(setups) >= most:
                 self.notes.append(setups_left_out(len(found.trainers)))
                 break
             # the setups of one trainer call differ from another's by their anchor (the
             # call's span), so duplicates are looked for among one call's sweep only
             # (comparing every pair of a file's setups was quadratic: issue 12)
             own: list[TrainingSetup] = []
-            for frame in self.sweep_frames(rec)[:MAX_SETUPS - len(setups)]:
+            for frame in self.sweep_frames(rec)[:most - len(setups)]:
                 s = self.trainer_setup(rec, frame, found, calls, evidence, dataloaders)
                 if s not in own:
                     own.append(s)
