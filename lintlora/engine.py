@@ -312,17 +312,19 @@ def _link_target(path: str) -> str:
 
 
 def _extract(path: str, kind: str, text: str, explicit: bool) -> list[TrainingSetup]:
+    """The setups of one file: a :class:`lintlora.extract.Setups` from the Python and notebook
+    extractors, whose ``notes`` say what a limit left out (:mod:`lintlora.extract.limits`)."""
     # Input nested too deeply for LibCST's native parser is refused by the Python extractor's
     # own preflight (lintlora/extract/pysyntax.py: CPython's AST parse and a depth check), so
     # the engine no longer parses every file a second time (issue 8)
     if kind == "python":
         from lintlora.extract.python import extract_python
 
-        return list(extract_python(path, text))
+        return extract_python(path, text)
     if kind == "notebook":
         from lintlora.extract.notebook import extract_notebook
 
-        return list(extract_notebook(path, text))
+        return extract_notebook(path, text)
     if kind in ("yaml", "json"):
         from lintlora.extract.yaml_config import extract_config
 
@@ -362,7 +364,10 @@ def read_setups(path: str, settings: Settings | None = None, *, explicit: bool =
     if kind is None:
         raise InputFileError("not a file type lintlora reads (.py, .ipynb, .yaml, .yml, .json)")
     text = read_source(path, kind, settings.max_file_bytes)
-    return _extract(path, kind, text, explicit)
+    from lintlora.extract.limits import scaled_for
+
+    with scaled_for(settings.max_file_bytes):  # a raised size limit raises the analysis limits
+        return _extract(path, kind, text, explicit)
 
 
 # ---- selection -----------------------------------------------------------------------------
@@ -510,8 +515,11 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
         result.errors.append(_internal(path, "reading the file", exc))
         return result
 
+    from lintlora.extract.limits import scaled_for
+
     try:
-        setups = _extract(path, source.kind, text, source.explicit)
+        with scaled_for(settings.max_file_bytes):  # a raised size limit raises the analysis limits
+            setups = _extract(path, source.kind, text, source.explicit)
     except ExtractError as exc:
         if source.kind in ("yaml", "json") and not _could_be_training_config(text):
             # broken YAML that names no training key (a Helm template, a CI file that
@@ -522,8 +530,11 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
             return result
         if exc.code == INPUT_ERROR_CODE:
             # refused by one of the extractor's limits (YAML node count, nesting, alias
-            # expansion): an input problem like a file above --max-file-size, not broken syntax
-            result.errors.append(FileError(path, exc.message, INPUT_ERROR_CODE, exc.line,
+            # expansion, a Python file too large or too deep to analyse): an input problem
+            # like a file above --max-file-size, not broken syntax. A FileError has no cell:
+            # a notebook's cell is named in the message (its line is the cell's)
+            message = exc.message if not exc.cell else f"code cell {exc.cell}: {exc.message}"
+            result.errors.append(FileError(path, message, INPUT_ERROR_CODE, exc.line,
                                            exc.column))
             return result
         result.linted = True
@@ -543,6 +554,8 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
         result.errors.append(_internal(path, f"the {source.kind} extractor", exc))
         return result
     result.linted = True
+    for note in getattr(setups, "notes", ()):  # what a limit of the analysis left out
+        result.notices.append(FileError(path, note, INPUT_ERROR_CODE))
 
     enabled = [r for r in rules if rule_enabled(r.code, settings, path)]
     produced: list[tuple[Finding, TrainingSetup | None]] = []

@@ -197,6 +197,6 @@ def test_deep_but_parseable_nesting_is_survived():
     try:
         setups = extract_python("long.py", deep)
     except ExtractError as exc:  # acceptable: reported, not raised as something else
-        assert exc.code in ("LL000", "LL999")
+        assert exc.code in ("LL000", "LL998", "LL999")  # LL998: valid, past a limit of lintlora
     else:
         assert setups[0].lora is not None

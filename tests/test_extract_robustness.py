@@ -19,7 +19,8 @@ def outcome(source: str):
     try:
         return extract_python("f.py", source)
     except ExtractError as exc:
-        assert exc.message and exc.code == "LL000"
+        # LL000: CPython refuses the file too; LL998: valid, but past a limit of lintlora
+        assert exc.message and exc.code in ("LL000", "LL998")
         return exc
 
 
@@ -51,6 +52,7 @@ def test_refusal_names_the_problem():
     err = outcome("import torch\nx = " + " + ".join(["1"] * 1200) + "\n")
     assert isinstance(err, ExtractError)
     assert "nested more than" in err.message and err.line == 2
+    assert err.code == "LL998"  # valid Python: a limit of lintlora, not a syntax error
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -193,9 +193,17 @@ def test_hundred_thousand_line_file_finishes_with_the_right_line(tmp_path):
     scaling = _bench("scaling")
     path = tmp_path / "generated.py"
     path.write_text(scaling.script(100_000))
-    assert os.path.getsize(path) < Settings().max_file_bytes  # linted, not refused
+    assert os.path.getsize(path) < Settings().max_file_bytes
+    # under the default size limit: past the analysis limits, refused up front (issue 12,
+    # item 6: a few seconds or LL998, lintlora/extract/limits.py)
     start = time.perf_counter()
     result = _lint(path)
+    assert time.perf_counter() - start < 30
+    (error,) = result.errors
+    assert error.code == "LL998" and "too large to analyse" in error.message
+    # a raised size limit raises the analysis limits with it: linted as before
+    start = time.perf_counter()
+    result = _lint(path, settings=Settings(max_file_bytes=2**30))
     elapsed = time.perf_counter() - start
     finding = _one(result, "LL001")
     assert finding.span.line == 99_999  # the footer's gradient_checkpointing=False

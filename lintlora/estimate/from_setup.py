@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from lintlora.estimate.architecture import Architecture
+from lintlora.estimate.bounds import MAX_BATCH, MAX_LORA_R, MAX_SEQ_LEN, beyond_bound, out_of_range
 from lintlora.estimate.memory import EstimateInputs, MemoryEstimate, estimate_memory
 from lintlora.estimate.params import NoDefaultTargetsError, resolve_targets
 from lintlora.estimate.profiles import get_profile
@@ -27,6 +28,24 @@ _DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp
 
 def _val(s: Setting) -> Any:
     return s.value if s.known else None
+
+
+def _where(s: Setting) -> str:
+    """``line 12`` (``cell 3, line 2``) of a setting, or ``""``."""
+    span = s.span or s.key_span
+    if span is None:
+        return ""
+    return (f"cell {span.cell}, " if span.cell else "") + f"line {span.line}"
+
+
+def _bounded(s: Setting, name: str, bound: int, notes: list[str]) -> Any:
+    """The value of ``s``, or ``None`` (treated as unknown) with a note when it is beyond
+    ``bound`` (:mod:`lintlora.estimate.bounds`)."""
+    value = _val(s)
+    if beyond_bound(value, bound):
+        notes.append(out_of_range(name, value, bound, _where(s)) + ": treated as unknown")
+        return None
+    return value
 
 
 def _why(s: Setting) -> str:
@@ -66,12 +85,14 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         if lora is None:
             notes.append("get_peft_model() is called but its LoraConfig could not be read: "
                          "peft's defaults assumed (r=8, lora_dropout=0, default target_modules)")
-    r = _val(g("lora.r"))
-    if method != "full" and not isinstance(r, int):
+    r = _bounded(g("lora.r"), "LoRA rank r", MAX_LORA_R, notes)
+    if method != "full" and (isinstance(r, bool) or not isinstance(r, int)):
         r = 8
         assumed.append("lora_r")
         notes.append("LoRA rank unknown: assumed r=8 (peft LoraConfig default)")
     dropout = _val(g("lora.lora_dropout"))
+    if isinstance(dropout, (int, float)) and not 0 <= dropout <= 1:
+        dropout = None  # not a probability (inf, NaN, 1e300): peft would refuse it
     if method != "full" and not isinstance(dropout, (int, float)):
         dropout = 0.0
         assumed.append("lora_dropout")
@@ -222,10 +243,15 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
             "memory to load the model, not a training step", *weight_notes]
 
     # ---- batch and sequence ----
-    bs = _val(g("training.per_device_train_batch_size"))
     src = g("training.per_device_train_batch_size")
-    if not isinstance(bs, int):
-        dl = next((d for d in setup.dataloaders if d.batch_size.known and isinstance(d.batch_size.value, int)), None)
+    bs = _bounded(src, "per_device_train_batch_size", MAX_BATCH, notes)
+    if isinstance(bs, bool) or not isinstance(bs, int):
+        dl = next((d for d in setup.dataloaders if d.batch_size.known and isinstance(d.batch_size.value, int)
+                   and not isinstance(d.batch_size.value, bool)), None)
+        if dl is not None and beyond_bound(dl.batch_size.value, MAX_BATCH):
+            notes.append(out_of_range("the DataLoader's batch_size", dl.batch_size.value, MAX_BATCH,
+                                      _where(dl.batch_size)) + ": treated as unknown")
+            dl = None
         if dl is not None:
             bs = dl.batch_size.value
         else:
@@ -235,8 +261,8 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     elif src.origin is Origin.LIBRARY_DEFAULT:
         notes.append(f"per_device_train_batch_size not set: the library default {bs}{_why(src)}")
     sl_set = g("training.max_seq_length")
-    sl = _val(sl_set)
-    if not isinstance(sl, int) or sl <= 0:
+    sl = _bounded(sl_set, "max_seq_length", MAX_SEQ_LEN, notes)
+    if isinstance(sl, bool) or not isinstance(sl, int) or sl <= 0:
         sl = min(DEFAULT_SEQ_LEN, arch.max_position_embeddings or DEFAULT_SEQ_LEN)
         assumed.append("seq_len")
         notes.append(f"sequence length unknown: assumed {sl} tokens per sequence")

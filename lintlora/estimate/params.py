@@ -171,7 +171,13 @@ def count_trainable(
     Raises:
         NoDefaultTargetsError: ``target_modules=None`` on a model_type without a peft default.
         re.error: a string ``target_modules`` that is not a valid regular expression.
+        ValueError: ``r`` beyond :data:`lintlora.estimate.bounds.MAX_LORA_R` (the counts would
+            be meaningless, and beyond float range when printed as a share).
     """
+    from lintlora.estimate.bounds import MAX_LORA_R, beyond_bound, out_of_range
+
+    if beyond_bound(r, MAX_LORA_R):
+        raise ValueError(out_of_range("the LoRA rank r", r, MAX_LORA_R))
     targets = resolve_targets(arch, target_modules)
     all_linear = isinstance(target_modules, str) and target_modules.lower() in ("all-linear", "all_linear")
     regex = re.compile(targets) if isinstance(targets, str) else None

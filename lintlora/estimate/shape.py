@@ -108,6 +108,21 @@ def _no_length(setting: "Setting | None", setup: "TrainingSetup | None", where: 
     return f"the {where} passes {setting.expr}=None"
 
 
+def _out_of_range(setup: "TrainingSetup | None", key: str, bound: int) -> bool:
+    """Whether the setup writes ``key`` as a number beyond ``bound``
+    (:mod:`lintlora.estimate.bounds`: the estimator then assumed a value instead), or as one
+    the extractor left unresolved for being beyond its own bound (its reason says "lintlora's
+    bound": :mod:`lintlora.extract.pybounds`, the YAML dialects' converters)."""
+    from lintlora.estimate.bounds import beyond_bound
+
+    if setup is None:
+        return False
+    s = setup.get(key)
+    if not s.known:
+        return s.span is not None and "lintlora's bound" in (s.source or "")
+    return beyond_bound(s.value, bound)
+
+
 def shape_of(inputs: "EstimateInputs", setup: "TrainingSetup | None" = None) -> Shape | None:
     """The shape of an estimate made from ``inputs`` (of ``setup``, when given), or ``None``
     for a load-only estimate (a file that does not train has no batch).
@@ -124,7 +139,24 @@ def shape_of(inputs: "EstimateInputs", setup: "TrainingSetup | None" = None) -> 
     b, s = inputs.batch_size, inputs.seq_len
     seq_setting = setup.get("training.max_seq_length") if setup is not None else None
     seq_assumed = "seq_len" in assumed
-    if "batch_size" in assumed and seq_assumed:
+    from lintlora.estimate.bounds import MAX_BATCH, MAX_SEQ_LEN
+
+    batch_out = _out_of_range(setup, "training.per_device_train_batch_size", MAX_BATCH)
+    seq_out = _out_of_range(setup, "training.max_seq_length", MAX_SEQ_LEN)
+    if (batch_out and "batch_size" in assumed) or (seq_out and seq_assumed):
+        # a value written but beyond lintlora's bound: not "the script sets none"
+        parts, said = [], []
+        if "batch_size" in assumed:
+            parts.append(f"batch {b}")
+            said.append("its batch size is beyond lintlora's bound" if batch_out
+                        else "it sets no batch size")
+        if seq_assumed:
+            parts.append(f"{s} tokens per sequence")
+            said.append("its sequence length is beyond lintlora's bound" if seq_out
+                        else _no_length(seq_setting, setup, "it").replace("the it ", "it "))
+        remarks.append(f"assumes {' and '.join(parts)}: in the {where} {' and '.join(said)}")
+        guessed.append(f"the assumed {' and '.join(parts)}")
+    elif "batch_size" in assumed and seq_assumed:
         why = _no_length(seq_setting, setup, where)
         why = f"the {where} sets neither" if why.endswith("sets no sequence length") else \
             f"the {where} sets no batch size and {why.split(' ', 2)[2]}"

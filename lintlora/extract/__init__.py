@@ -13,7 +13,18 @@ dialect); the engine turns both into diagnostics and goes on with the other file
 
 from __future__ import annotations
 
-__all__ = ["ExtractError", "NotATrainingConfig"]
+__all__ = ["ExtractError", "NotATrainingConfig", "Setups"]
+
+
+class Setups(list):
+    """The list of setups an extractor returns, with ``notes``: what it left out of the
+    analysis under one of its limits (:mod:`lintlora.extract.limits`: "only the first 64
+    training setups were analysed"), each reported by the engine as an ``LL998`` notice. A
+    plain ``list`` is as good a return value (no notes)."""
+
+    def __init__(self, setups: "list | tuple" = (), notes: "list[str] | tuple" = ()) -> None:
+        super().__init__(setups)
+        self.notes: list[str] = list(notes)
 
 
 class ExtractError(Exception):

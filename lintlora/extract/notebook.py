@@ -33,11 +33,14 @@ never valid Python outside strings and comments, so such a line is only this."""
 
 
 def extract_notebook(path: str, text: str) -> list[TrainingSetup]:
-    """Extract the training setups of a notebook.
+    """Extract the training setups of a notebook (a :class:`lintlora.extract.Setups`, as
+    :func:`lintlora.extract.python.extract_python` returns).
 
     Raises:
         ExtractError: the file is not valid notebook JSON (with the JSON line and column), has no
-            cell list, or its joined code does not parse (with the cell and the line in it).
+            cell list, or its joined code does not parse (with the cell and the line in it);
+            ``LL998`` when it has more cells, or its code more tokens, than lintlora analyses
+            (:mod:`lintlora.extract.limits`).
     """
     from lintlora.extract.python import extract_python_source
 
@@ -51,8 +54,12 @@ def notebook_program(text: str) -> tuple[str, Any]:
     """The code cells as one program, and ``line_map(line) -> (cell, line_in_cell)``.
 
     Raises:
-        ExtractError: invalid JSON or no cells.
+        ExtractError: invalid JSON or no cells; ``LL998`` for more than
+            :data:`~lintlora.extract.limits.MAX_NOTEBOOK_CELLS` cells (counted before any is
+            read).
     """
+    from lintlora.extract.limits import MAX_NOTEBOOK_CELLS, limit
+
     try:
         nb = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -60,6 +67,11 @@ def notebook_program(text: str) -> tuple[str, Any]:
     except RecursionError:
         raise ExtractError("not a valid notebook: nested too deeply", None, None) from None
     cells = _cells(nb)
+    most = limit(MAX_NOTEBOOK_CELLS)
+    if len(cells) > most:
+        raise ExtractError(f"too large to analyse: the notebook has {len(cells):,} cells, above "
+                           f"lintlora's limit of {most:,}; nothing in it was checked", None, None,
+                           code="LL998")
     lines: list[str] = []
     origin: list[tuple[int, int]] = []
     index = 0

@@ -93,17 +93,12 @@ class ArgumentSources:
         cached = self._argparse.get(key)
         if cached is not None:
             return cached
+        groups = self._argparse_calls()
+        if groups is None:  # a receiver evaluated while the calls are grouped
+            return None
         table: dict[str, tuple] = {}
         self._argparse[key] = table
-        for rec in self.index.calls:
-            if rec.method not in ("add_argument", "set_defaults"):
-                continue
-            recv = self.ev(rec.node.func.value, self.env_for(rec), rec.order)  # type: ignore[attr-defined]
-            owner = recv
-            if isinstance(recv, Obj) and recv.kind == "argparse_group":
-                owner = recv.data
-            if not (isinstance(owner, Obj) and owner.node is parser.node):
-                continue
+        for rec in groups.get(key, ()):
             env = self.env_for(rec)
             if rec.method == "set_defaults":
                 for a in rec.node.args:
@@ -116,6 +111,29 @@ class ArgumentSources:
             if dest:
                 table[dest] = (default, rec.node)
         return table
+
+    def _argparse_calls(self) -> dict[int, list[CallRecord]] | None:
+        """The file's ``add_argument``/``set_defaults`` calls by the parser they add to (the
+        ``id`` of its constructing call; through argument groups), in source order: each
+        receiver is resolved once for the file, not once per parser. ``None`` while the
+        grouping itself runs."""
+        groups = self._argparse_groups
+        if groups is not None or self._argparse_building:
+            return groups
+        self._argparse_building = True
+        groups = {}
+        try:
+            for rec in self.index.calls_with_method("add_argument", "set_defaults"):
+                recv = self.ev(rec.node.func.value, self.env_for(rec), rec.order)  # type: ignore[attr-defined]
+                owner = recv
+                if isinstance(recv, Obj) and recv.kind == "argparse_group":
+                    owner = recv.data
+                if isinstance(owner, Obj) and owner.node is not None:
+                    groups.setdefault(id(owner.node), []).append(rec)
+        finally:
+            self._argparse_building = False
+        self._argparse_groups = groups
+        return groups
 
     def _as_default(self, v: V, node: cst.CSTNode | None, dest: str) -> V:
         if isinstance(v, Const):

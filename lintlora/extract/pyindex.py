@@ -191,13 +191,85 @@ class ModuleIndex:
     env_reads: list[tuple[cst.Subscript, str, Scope, int]]
     imported_roots: set[str]
     methods: set[str]
+    _tables: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    """Lookup tables built on first use (below), so that what is asked per setup, per name or
+    per attribute is a lookup, not a scan of the whole file (issue 12: a 5 MB script of 2,500
+    setups was quadratic)."""
 
     def scope_of(self, node: cst.CSTNode) -> Scope | None:
         """The scope a ``def``/``class`` node opened."""
-        for s in self.scopes:
-            if s.node is node:
-                return s
-        return None
+        table = self._tables.get("scope_of")
+        if table is None:
+            table = self._tables["scope_of"] = {}
+            for s in self.scopes:
+                table.setdefault(id(s.node), s)
+        return table.get(id(node))
+
+    def calls_with_method(self, *methods: str) -> list[CallRecord]:
+        """The calls ``x.<method>(...)`` of any of ``methods``, in source order."""
+        table = self._tables.get("method")
+        if table is None:
+            table = self._tables["method"] = {}
+            for rec in self.calls:
+                if rec.method is not None:
+                    table.setdefault(rec.method, []).append(rec)
+        if len(methods) == 1:
+            return table.get(methods[0], [])
+        return sorted((r for m in set(methods) for r in table.get(m, ())),
+                      key=self._call_position)
+
+    def calls_named(self, name: str) -> list[CallRecord]:
+        """The calls ``name(...)`` of a plain name, in source order."""
+        table = self._tables.get("named")
+        if table is None:
+            table = self._tables["named"] = {}
+            for rec in self.calls:
+                func = rec.node.func
+                if type(func) is cst.Name:
+                    table.setdefault(func.value, []).append(rec)
+        return table.get(name, [])
+
+    def _call_position(self, rec: CallRecord) -> int:
+        table = self._tables.get("call_position")
+        if table is None:
+            table = self._tables["call_position"] = {id(r): i for i, r in enumerate(self.calls)}
+        return table[id(rec)]
+
+    def mutations_of(self, root: str | None = None, key: Any = None) -> list[Mutation]:
+        """The mutations of the plain name ``root`` (``root.x = ...``, ``root[k] = ...``), or,
+        with ``key``, the attribute assignments ``<any>.key = ...`` (``root`` ``None``) or
+        ``root.key = ...``; in source order."""
+        if root is not None and key is None:
+            table = self._tables.get("by_root")
+            if table is None:
+                table = self._tables["by_root"] = {}
+                for m in self.mutations:
+                    if type(m.root) is cst.Name:
+                        table.setdefault(m.root.value, []).append(m)
+            return table.get(root, [])
+        table = self._tables.get("by_key")
+        if table is None:
+            table = self._tables["by_key"] = {}
+            for m in self.mutations:
+                if m.kind in ("setattr", "augattr"):
+                    table.setdefault(m.key, []).append(m)
+        found = table.get(key, [])
+        if root is None:
+            return found
+        return [m for m in found if type(m.root) is cst.Name and m.root.value == root]
+
+    def assigned_name(self, value: cst.CSTNode) -> str | None:
+        """The name a plain assignment ``name = <value>`` binds to this very node (the first
+        such binding in scope order), or ``None``."""
+        table = self._tables.get("assigned")
+        if table is None:
+            table = self._tables["assigned"] = {}
+            for scope in self.scopes:
+                for name, bindings in scope.bindings.items():
+                    for b in bindings:
+                        if b.kind == "assign" and b.value is not None:
+                            table.setdefault(id(b.value), name)
+        return table.get(id(value))
 
 
 # ---- the walk -------------------------------------------------------------------------------

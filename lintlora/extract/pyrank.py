@@ -36,6 +36,11 @@ _PLACEMENT_CALLS = frozenset({
 _PLACEMENT_METHODS = frozenset({"to", "cuda", "set_device"})
 
 
+_NAME_USE = re.compile(r"(?<![\w.])([^\W\d]\w*)")
+"""A name as an expression's text uses it: not an attribute (``.rank``), not inside a longer
+name."""
+
+
 def _inside(inner: tuple | None, outer: tuple | None) -> bool:
     if inner is None or outer is None:
         return False
@@ -54,20 +59,29 @@ def rank_evidence(ex: Any, reads: list[tuple[cst.CSTNode, str, str]], canon: dic
     """
     if not reads:
         return []
+    import bisect
+
     pos = ex.positions.get
-    read_pos = [(pos(node), key) for node, key, _how in reads]
+    # the reads by where they start, so the reads inside an expression are found by bisection
+    # rather than by testing every read of the file for every expression (quadratic: issue 12)
+    read_pos = sorted(((p, key) for p, key in ((pos(node), key) for node, key, _how in reads)
+                       if p is not None), key=lambda r: r[0])
+    starts = [p[:2] for p, _key in read_pos]
 
     def keys_in(node: cst.CSTNode | None, tainted: dict[str, set[str]]) -> set[str]:
         """The environment keys an expression's value depends on (directly or by name)."""
         if node is None:
             return set()
         where = pos(node)
-        found = {key for p, key in read_pos if _inside(p, where)}
+        found: set[str] = set()
+        if where is not None:
+            first = bisect.bisect_left(starts, where[:2])
+            last = bisect.bisect_right(starts, where[2:])
+            found = {key for p, key in read_pos[first:last] if _inside(p, where)}
         if tainted:
-            text = ex.text(node)
-            for name, keys in tainted.items():
-                if name in text and re.search(r"(?<![\w.])" + re.escape(name) + r"\b", text):
-                    found |= keys
+            # names read in the expression (not attributes: ``x.rank``), each looked up once
+            for name in set(_NAME_USE.findall(ex.text(node))) & tainted.keys():
+                found |= tainted[name]
         return found
 
     # names whose value derives from a read, with the keys they derive from

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import libcst as cst
 
+from lintlora.extract import pybounds
 from lintlora.extract.pyargs import ArgumentSources
 from lintlora.extract.pyindex import Binding, CallRecord, ModuleIndex, Scope
 from lintlora.extract.pyvalues import (  # noqa: F401 - re-exported for the extractor
@@ -63,6 +64,8 @@ class Resolver(ArgumentSources):
         self._active: set[tuple] = set()
         self._callsites: dict[int, list[CallRecord]] | None = None
         self._argparse: dict[int, dict[str, tuple]] = {}
+        self._argparse_groups: dict[int, list[CallRecord]] | None = None
+        self._argparse_building = False
         self._method_calls: dict[tuple[str, str], list[CallRecord]] | None = None
         self._star_imports = [b.value for b in index.root.bindings.get("*", ())]
         self._file_cache: dict[str, Any] = {}
@@ -70,6 +73,9 @@ class Resolver(ArgumentSources):
         self._call_index = {id(r.node): r for r in index.calls}
         self._kwargs_memo: dict[tuple, tuple] = {}
         self._idioms: dict[int, bool] = {}
+        self._orders: dict[int, list[int] | tuple] = {}  # see _before
+        self.spent = 0
+        """Cost units of the values computed so far (bounded by pybounds.FILE_BUDGET)."""
 
     # ---- public entry points -----------------------------------------------------------------
     def ev(self, node: cst.BaseExpression | None, env: Env, order: int) -> V:
@@ -80,8 +86,10 @@ class Resolver(ArgumentSources):
         memo = self._memo.get(key)
         if memo is not None:
             return memo
-        if key in self._active or self._depth > _MAX_DEPTH:
+        if key in self._active:
             return Unknown(node, "the value depends on itself")
+        if self._depth > _MAX_DEPTH:
+            return Unknown(node, f"followed through more than {_MAX_DEPTH} steps")
         self._active.add(key)
         self._depth += 1
         try:
@@ -143,19 +151,18 @@ class Resolver(ArgumentSources):
             return self.lookup(name, env, order, node)
         if t is cst.Integer or t is cst.Float:
             v = _number(node)
-            return Const(v, Origin.LITERAL, node) if v is not None else Unknown(node, "number")
+            if v is not None:
+                return Const(v, Origin.LITERAL, node)
+            # an integer literal that cannot be read is one beyond the bound (10**400)
+            return Unknown(node, pybounds.INT_REFUSED if t is cst.Integer else "number")
         if t is cst.SimpleString:
             s = _literal_string(node)
-            return Const(s, Origin.LITERAL, node) if s is not None else Unknown(node, "string")
+            if s is not None:
+                return Const(s, Origin.LITERAL, node)
+            return Unknown(node, pybounds.STR_REFUSED if len(node.value) > pybounds.MAX_STR
+                           else "string")
         if t is cst.ConcatenatedString:
-            left = self.ev(node.left, env, order)
-            right = self.ev(node.right, env, order)
-            if isinstance(left, Const) and isinstance(right, Const):
-                try:
-                    return self._combine(left.value + right.value, node, left, right)
-                except TypeError:
-                    return Unknown(node, "string")
-            return Unknown(node, "string")
+            return self._concatenated(node, env, order)
         if t is cst.FormattedString:
             return self._fstring(node, env, order)
         if t is cst.Attribute:
@@ -226,8 +233,17 @@ class Resolver(ArgumentSources):
 
     # ---- constants -------------------------------------------------------------------------
     def _combine(self, value: Any, node: cst.CSTNode, *parts: Const) -> V:
-        if not _is_plain(value) and not isinstance(value, DType):
-            return Unknown(node, "not plain data")
+        """A computed value as a :class:`Const` with the weakest origin of ``parts``; unknown
+        when it is not plain data, beyond the bounds of :mod:`.pybounds`, or when the file's
+        budget of computed values is spent."""
+        size = pybounds.measure(value)
+        if isinstance(size, str):
+            return Unknown(node, size)
+        self.spent += size
+        if self.spent > pybounds.FILE_BUDGET:
+            return Unknown(node, f"not computed: the file computes more than "
+                                 f"{pybounds.FILE_BUDGET:,} items and characters of values, "
+                                 "lintlora's bound for one file")
         origin = weakest(*(p.origin for p in parts))
         source = None
         for p in parts:
@@ -259,15 +275,43 @@ class Resolver(ArgumentSources):
         if f is None:
             return Unknown(node, "operation")
         av, bv = a.value, b.value
+        refusal = pybounds.binop_refusal(type(op).__name__, av, bv)
+        if refusal is not None:
+            return Unknown(node, refusal)
         try:
             value = f(av, bv)
         except Exception:
             return Unknown(node, "operation fails on these values")
-        if value is None and not (av is None or bv is None):
-            return Unknown(node, "operation")
-        if isinstance(value, str) and len(value) > 10_000:
-            return Unknown(node, "string too long")
         return self._combine(value, node, a, b)
+
+    def _concatenated(self, node: cst.ConcatenatedString, env: Env, order: int) -> V:
+        """``"a" "b" f"{c}"``: LibCST nests each implicit concatenation in the next
+        (``ConcatenatedString(left, right=ConcatenatedString(...))``), so a long prompt is
+        walked as a list rather than by recursion, and its length checked as it grows."""
+        parts: list[Const] = []
+        length = 0
+        kinds = set()
+        current: cst.BaseExpression = node
+        while True:
+            if type(current) is cst.ConcatenatedString:
+                piece, current = current.left, current.right  # type: ignore[union-attr]
+            else:
+                piece, current = current, None  # type: ignore[assignment]
+            v = self.ev(piece, env, order)
+            if not isinstance(v, Const) or not isinstance(v.value, (str, bytes)):
+                return Unknown(node, getattr(v, "reason", "") or "string")
+            kinds.add(type(v.value))
+            length += len(v.value)
+            if length > pybounds.MAX_STR:
+                return Unknown(node, pybounds.beyond(f"longer than {pybounds.MAX_STR:,} "
+                                                     "characters"))
+            parts.append(v)
+            if current is None:
+                break
+        if len(kinds) > 1:
+            return Unknown(node, "string")  # str and bytes: a TypeError when it runs
+        text = ("" if str in kinds else b"").join(p.value for p in parts)
+        return self._combine(text, node, *parts)
 
     def _compare(self, node: cst.Comparison, env: Env, order: int) -> V:
         left = self.ev(node.left, env, order)
@@ -290,16 +334,27 @@ class Resolver(ArgumentSources):
     def _fstring(self, node: cst.FormattedString, env: Env, order: int) -> V:
         out = []
         parts: list[Const] = []
+        length = 0
         for part in node.parts:
             if type(part) is cst.FormattedStringText:
                 out.append(part.value)
+                length += len(part.value)
                 continue
             v = self.ev(part.expression, env, order)
             if not isinstance(v, Const) or part.format_spec:
-                return Unknown(node, "f-string with unresolved parts")
+                reason = v.reason if isinstance(v, Unknown) and v.reason.startswith(
+                    "not computed") else "f-string with unresolved parts"
+                return Unknown(node, reason)
             parts.append(v)
             conv = part.conversion
-            out.append(repr(v.value) if conv == "r" else str(v.value))
+            # the value is within the bounds, so its str/repr is bounded too
+            piece = (repr(v.value) if conv == "r" else ascii(v.value) if conv == "a"
+                     else str(v.value))
+            length += len(piece)
+            if length > pybounds.MAX_STR:
+                return Unknown(node, pybounds.beyond(f"longer than {pybounds.MAX_STR:,} "
+                                                     "characters"))
+            out.append(piece)
         text = "".join(out).replace("{{", "{").replace("}}", "}")
         if not parts:
             return Const(text, Origin.LITERAL, node)
@@ -308,17 +363,31 @@ class Resolver(ArgumentSources):
     def _sequence(self, node: cst.List | cst.Tuple | cst.Set, env: Env, order: int,
                   sort: bool = False) -> V:
         items: list[V] = []
+        size = 1
         for el in node.elements:
             if type(el) is cst.StarredElement:
                 v = self.ev(el.value, env, order)
                 if isinstance(v, Const) and isinstance(v.value, tuple):
+                    size += (pybounds.cost(v.value) or pybounds.MAX_COST) - 1
+                    if size > pybounds.MAX_COST:
+                        break
                     items.extend(Const(x, v.origin, v.node, v.source) for x in v.value)
                     continue
                 if isinstance(v, SeqV):
+                    size += len(v.items)
+                    if size > pybounds.MAX_COST:
+                        break
                     items.extend(v.items)
                     continue
                 return Unknown(node, "unpacks an unresolved sequence")
-            items.append(self.ev(el.value, env, order))
+            item = self.ev(el.value, env, order)
+            size += (pybounds.cost(item.value) or pybounds.MAX_COST) if isinstance(item, Const) else 1
+            if size > pybounds.MAX_COST:
+                break
+            items.append(item)
+        if size > pybounds.MAX_COST:
+            return Unknown(node, pybounds.beyond(f"larger than {pybounds.MAX_COST:,} items and "
+                                                 "characters"))
         if all(isinstance(i, Const) for i in items):
             values = tuple(i.value for i in items)  # type: ignore[union-attr]
             if sort:
@@ -428,7 +497,7 @@ class Resolver(ArgumentSources):
         base_decider: Const | None = None
         alts: list[Binding] = []
         ruled_out: Const | None = None
-        for b in reversed(bindings):
+        for b in reversed(bindings[:self._before(bindings, order)]):
             if b.order >= order:
                 continue
             state, decider = self.guard_state(b.guards, b.scope, frame)
@@ -463,6 +532,22 @@ class Resolver(ArgumentSources):
         texts = sorted({f"line-order {b.order}" for b in chosen})
         return Unknown(node, f"`{name}` is assigned differently in branches that may run "
                              f"({len(texts)} assignments)")
+
+    def _before(self, bindings: list[Binding], order: int) -> int:
+        """How many of ``bindings`` can precede ``order``: found by bisection when their
+        orders ascend (a name bound thousands of times was scanned from the end at every use:
+        quadratic), else all of them."""
+        key = id(bindings)
+        orders = self._orders.get(key)
+        if orders is None or len(orders) != len(bindings):
+            values = [b.order for b in bindings]
+            orders = values if all(a <= b for a, b in zip(values, values[1:])) else ()
+            self._orders[key] = orders
+        if not orders:
+            return len(bindings)
+        import bisect
+
+        return bisect.bisect_left(orders, order)
 
     def _binding_value(self, b: Binding, frame: Frame | None, use_order: int,
                        node: cst.CSTNode | None) -> V:
@@ -516,9 +601,9 @@ class Resolver(ArgumentSources):
             return v
         name = b.name
         events: list[tuple[int, str, Any]] = []
-        for m in self.index.mutations:
-            if (m.scope is b.scope and b.order < m.order < use_order and type(m.root) is cst.Name
-                    and m.root.value == name and m.kind in ("setitem", "augitem")):
+        for m in self.index.mutations_of(name):
+            if (m.scope is b.scope and b.order < m.order < use_order
+                    and m.kind in ("setitem", "augitem")):
                 events.append((m.order, m.kind, m))
         for rec in self._method_calls_on(name, b.scope):
             if b.order < rec.order < use_order:
@@ -555,6 +640,7 @@ class Resolver(ArgumentSources):
         # list mutations on a tuple constant
         values = list(v.value)
         origin = v.origin
+        size = pybounds.cost(v.value) or 0
         for _, kind, m in events:
             if kind not in _LIST_MUTATORS:
                 continue
@@ -567,6 +653,10 @@ class Resolver(ArgumentSources):
             arg = self.ev(args[-1].value, env, m.order)
             if not isinstance(arg, Const):
                 return Unknown(m.node, f"`{name}` is extended with unresolved values")
+            size += pybounds.cost(arg.value) or pybounds.MAX_COST
+            if size > pybounds.MAX_COST:  # x.extend(x) doubles the list each time
+                return Unknown(m.node, pybounds.beyond(f"larger than {pybounds.MAX_COST:,} "
+                                                       "items and characters"))
             origin = weakest(origin, arg.origin)
             try:
                 if kind == "append":
@@ -580,7 +670,8 @@ class Resolver(ArgumentSources):
                     values.insert(idx.value if isinstance(idx, Const) else len(values), arg.value)
             except Exception:
                 return Unknown(m.node, "list operation")
-        return Const(tuple(values), weakest(origin, Origin.VARIABLE), v.node, v.source or name)
+        return self._combine(tuple(values), v.node, Const(None, weakest(
+            origin, Origin.VARIABLE), v.node, v.source or name))
 
     def _update_resolved(self, rec: CallRecord, env: Env) -> bool:
         for a in rec.node.args:
@@ -733,13 +824,11 @@ class Resolver(ArgumentSources):
         """``name.attr`` after ``name.attr = value`` statements (same scope, or the module's
         when the use is inside a function)."""
         candidates = []
-        for m in self.index.mutations:
-            if (m.kind in ("setattr", "augattr") and m.key == attr and type(m.root) is cst.Name
-                    and m.root.value == name):
-                if m.scope is env.scope and m.order < order:
-                    candidates.append(m)
-                elif m.scope is self.index.root and env.scope is not self.index.root:
-                    candidates.append(m)
+        for m in self.index.mutations_of(name, attr):  # setattr/augattr of name.attr
+            if m.scope is env.scope and m.order < order:
+                candidates.append(m)
+            elif m.scope is self.index.root and env.scope is not self.index.root:
+                candidates.append(m)
         if not candidates:
             return None
         candidates.sort(key=lambda m: m.order)
@@ -818,19 +907,16 @@ class Resolver(ArgumentSources):
     def _self_attr(self, cls: Scope | None, attr: str, node: cst.CSTNode | None) -> V:
         if cls is None:
             return Unknown(node, "self")
-        found = [m for m in self.index.mutations
-                 if m.kind == "setattr" and m.key == attr and type(m.root) is cst.Name
-                 and m.root.value == "self" and m.scope.parent is cls]
+        found = [m for m in self.index.mutations_of("self", attr)
+                 if m.kind == "setattr" and m.scope.parent is cls]
         if len(found) == 1 and not found[0].guards:
             m = found[0]
             return self.ev(m.value, Env(m.scope), m.order)
         if not found:
             # a dataclass-style field set by the constructor: the instances built in this file
             values = []
-            for rec in self.index.calls:
+            for rec in self.index.calls_named(cls.name):
                 func = rec.node.func
-                if not (type(func) is cst.Name and func.value == cls.name):
-                    continue
                 fv = self.ev(func, self.env_for(rec), rec.order)
                 if not (isinstance(fv, Obj) and fv.kind == "scope" and fv.data is cls):
                     continue
@@ -961,8 +1047,8 @@ class Resolver(ArgumentSources):
                 try:
                     conv = {"int": int, "float": float, "str": str, "bool": bool}[name]
                     return self._combine(conv(v.value), node, v)
-                except (TypeError, ValueError):
-                    return Unknown(node, f"{name}() of {v.value!r}")
+                except (TypeError, ValueError, OverflowError):
+                    return Unknown(node, f"{name}() of {self._text(pos[0].value)}")
             return v if isinstance(v, Unknown) else Unknown(node, f"{name}() of an object")
         if name == "dict":
             items: dict = {}
@@ -1083,6 +1169,10 @@ class Resolver(ArgumentSources):
                 vals = [self.ev(a.value, env, order) for a in pos]
                 if not all(isinstance(v, Const) for v in vals):
                     return Unknown(node, "string method on unresolved values")
+                refusal = _string_method_refusal(value, method,
+                                                 tuple(v.value for v in vals))  # type: ignore[union-attr]
+                if refusal is not None:
+                    return Unknown(node, refusal)
                 try:
                     out = getattr(value, method)(*[v.value for v in vals])  # type: ignore[union-attr]
                 except Exception:
@@ -1139,3 +1229,16 @@ class Resolver(ArgumentSources):
         if isinstance(recv, Unknown):
             return Unknown(node, recv.reason)
         return Unknown(node, f"result of `.{method}()`")
+
+
+def _string_method_refusal(value: str, method: str, args: tuple) -> str | None:
+    """Why ``value.<method>(*args)`` is not computed (:mod:`.pybounds`), or ``None``: the
+    methods whose result can be much longer than the string are estimated first; the others
+    (``split``, ``strip``, ``upper``...) make at most a few times the string's length."""
+    if method == "format":
+        return pybounds.format_refusal(value, args)
+    if method == "replace":
+        return pybounds.replace_refusal(value, args)
+    if method == "join":
+        return pybounds.join_refusal(value, args)
+    return None

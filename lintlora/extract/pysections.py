@@ -262,11 +262,38 @@ class SectionBuilders:
         ``cutoff_len``); the longest one wins, and any unresolved one makes it unknown."""
         import dataclasses
 
-        import libcst as cst
-
         msl = section.max_seq_length
         if msl.known or msl.expr is not None or (msl.source and "never defined" in msl.source):
             return section
+        found = self.truncation_lengths()
+        if not found:
+            return section
+        known = [st for st in found if st.known and isinstance(st.value, int)]
+        if len(known) != len(found):
+            bad = next(st for st in found if not (st.known and isinstance(st.value, int)))
+            return dataclasses.replace(section, max_seq_length=bad)
+        values = sorted({st.value for st in known})
+        if len(values) > 1:
+            # e.g. a prompt and a response truncated separately, then concatenated
+            return dataclasses.replace(section, max_seq_length=Setting(
+                None, Origin.UNKNOWN, known[0].span, known[0].key_span,
+                f"tokenizer calls truncate to different lengths ({', '.join(map(str, values))}); "
+                "the sequence length depends on how the pieces are combined", None))
+        best = known[0]
+        source = best.source or "the data pipeline's truncation length"
+        return dataclasses.replace(section, max_seq_length=Setting(
+            best.value, best.origin, best.span, best.key_span, source, best.expr))
+
+    def truncation_lengths(self) -> list[Setting]:
+        """The truncation lengths the file's data pipeline names (for
+        :meth:`with_tokenizer_length`): each tokenizer call's ``max_length=`` (a tokenizer's
+        ``model_max_length=``), else each ``max_seq_length=``/``seq_length=`` given to any
+        call. The same for every setup of the file, so found once per file."""
+        import libcst as cst
+
+        cached = self.__dict__.get("_truncation_lengths")
+        if cached is not None:
+            return cached
         found: list[Setting] = []
         for rec in self.index.calls:
             func = rec.node.func
@@ -296,23 +323,8 @@ class SectionBuilders:
                                                                      "seq_length"):
                         v = self.r.ev(a.value, self.r.env_for(rec), rec.order)
                         found.append(self.setting(v, a.keyword, a.value, "max_seq_length"))
-        if not found:
-            return section
-        known = [st for st in found if st.known and isinstance(st.value, int)]
-        if len(known) != len(found):
-            bad = next(st for st in found if not (st.known and isinstance(st.value, int)))
-            return dataclasses.replace(section, max_seq_length=bad)
-        values = sorted({st.value for st in known})
-        if len(values) > 1:
-            # e.g. a prompt and a response truncated separately, then concatenated
-            return dataclasses.replace(section, max_seq_length=Setting(
-                None, Origin.UNKNOWN, known[0].span, known[0].key_span,
-                f"tokenizer calls truncate to different lengths ({', '.join(map(str, values))}); "
-                "the sequence length depends on how the pieces are combined", None))
-        best = known[0]
-        source = best.source or "the data pipeline's truncation length"
-        return dataclasses.replace(section, max_seq_length=Setting(
-            best.value, best.origin, best.span, best.key_span, source, best.expr))
+        self.__dict__["_truncation_lengths"] = found
+        return found
 
     def unknown_training(self, reason: str, anchor: Any) -> TrainingArgs:
         unknown = Setting(None, Origin.UNKNOWN, None, None, reason, None)
@@ -367,6 +379,40 @@ class SectionBuilders:
         section = TrainingArgs(**fields, span=self.span(inst.node))  # type: ignore[arg-type]
         return section, self.training_evidence(section), None
 
+    def object_writes(self) -> dict[int, list[tuple[int, int, Any]]]:
+        """What the file does to objects once built, by the object (the ``id`` of the node
+        that made it), in execution order: attribute assignments ``name.attr = value``
+        (:class:`~lintlora.extract.pyindex.Mutation`) and calls of the training-argument
+        setters ``name.set_training(...)`` (:class:`~lintlora.extract.pyindex.CallRecord`),
+        each as ``(order, tie-break, record)``. Each target is resolved once for the file,
+        so :meth:`apply_object_writes` looks its object up instead of scanning the file per
+        config object."""
+        import libcst as cst
+        from lintlora.extract.pyresolve import Obj
+        from lintlora.extract.pysetters import SETTERS
+
+        cached = self.__dict__.get("_object_writes")
+        if cached is not None:
+            return cached
+        r = self.r
+        table: dict[int, list[tuple[int, int, Any]]] = {}
+        mutations = self.index.mutations
+        for i, m in enumerate(mutations):
+            if m.kind == "setattr" and type(m.root) is cst.Name:
+                target = r.ev(m.root, Env_of(r, m), m.order)
+                if isinstance(target, Obj) and target.node is not None:
+                    table.setdefault(id(target.node), []).append((m.order, i, m))
+        for i, rec in enumerate(self.index.calls):
+            if rec.method in SETTERS:
+                target = r.ev(rec.node.func.value, r.env_for(rec), rec.order)
+                if isinstance(target, Obj) and target.node is not None:
+                    table.setdefault(id(target.node), []).append(
+                        (rec.order, len(mutations) + i, rec))
+        for events in table.values():
+            events.sort(key=lambda e: (e[0], e[1]))
+        self.__dict__["_object_writes"] = table
+        return table
+
     def training_evidence(self, section: TrainingArgs) -> list[Evidence]:
         ev: list[Evidence] = []
         ds = section.deepspeed
@@ -405,7 +451,7 @@ class SectionBuilders:
         out = dict(args)
 
         def targets(node: Any, env: Any, order: int) -> bool:
-            target = r.ev(node, env, order)
+            target = r.ev(node, env, order)  # memoised: resolved by object_writes() first
             if not (isinstance(target, Obj) and target.kind == obj.kind and target.node is obj.node):
                 return False
             if target.kind == "call":
@@ -429,16 +475,9 @@ class SectionBuilders:
                         out.pop(other, None)
             out[key] = (value, key_node, value_node)
 
-        events: list[tuple[int, int, Any]] = []
-        for i, m in enumerate(self.index.mutations):
-            if m.kind == "setattr" and type(m.root) is cst.Name:
-                events.append((m.order, i, m))
         training = getattr(obj, "kind", None) == "instance" or getattr(obj, "data", None) in _TRAINING_ARGS
-        if training:
-            for i, rec in enumerate(self.index.calls):
-                if rec.method in SETTERS:
-                    events.append((rec.order, len(self.index.mutations) + i, rec))
-        events.sort(key=lambda e: (e[0], e[1]))
+        events = [e for e in self.object_writes().get(id(getattr(obj, "node", None)), ())
+                  if training or not hasattr(e[2], "method")]
         for _order, _i, ev in events:
             if not hasattr(ev, "method"):  # an attribute assignment
                 m = ev
@@ -654,8 +693,8 @@ class SectionBuilders:
         """``model.config.<attr> = value`` anywhere in the file (the last one that runs)."""
         import libcst as cst
 
-        hits = [m for m in self.index.mutations
-                if m.kind == "setattr" and m.key == attr and type(m.root) is cst.Attribute
+        hits = [m for m in self.index.mutations_of(key=attr)
+                if m.kind == "setattr" and type(m.root) is cst.Attribute
                 and m.root.attr.value == "config"]
         if not hits:
             return None
@@ -664,12 +703,8 @@ class SectionBuilders:
         return self.setting(v, m.node, m.value, attr)
 
     def variable_of(self, call: Any) -> str | None:
-        for scope in self.index.scopes:
-            for name, bindings in scope.bindings.items():
-                for b in bindings:
-                    if b.kind == "assign" and b.value is call:
-                        return name
-        return None
+        """The name the call's result is assigned to (``model = AutoModel...(...)``)."""
+        return self.index.assigned_name(call)
 
     def dataloader_spec(self, rec: Any) -> DataLoaderSpec:
         from lintlora.extract.defaults import defaults_for, positional_parameters

@@ -9,11 +9,21 @@ from typing import Any, Callable
 
 from lintlora.extract import ExtractError
 
-__all__ = ["preflight", "syntax_error"]
+__all__ = ["preflight", "syntax_error", "recursion_room", "LIMIT_CODE"]
+
+LIMIT_CODE = "LL998"
+"""The code of a valid file lintlora does not analyse (a limit of lintlora or of LibCST, not a
+syntax error: CPython parses it)."""
 
 _MAX_PAREN_DEPTH = 200     # CPython's tokenizer limit ("too many nested parentheses")
 _MAX_EXPR_DEPTH = 500      # LibCST's native parser overflows its stack near 5,000-10,000
-                           # and slows down badly from about 1,000
+                           # and slows down badly from about 1,000 (a 2,000-term sum: 4.5 s,
+                           # 4,000 terms: 28 s, LibCST 1.9 here)
+_MAX_LIBCST_DEPTH = 2_000  # every LibCST level, the cheap ones included: each link of an
+                           # ``elif`` chain and each part of an implicitly concatenated string
+                           # nest one level in LibCST but parse fast (2,000 parts: 0.06 s,
+                           # 2,000 elifs: 0.7 s); LibCST's parser itself refuses a few
+                           # thousand string parts (a ParserSyntaxError)
 _SUSPICIOUS_OPERATORS = 1000   # occurrences of one operator character that call for a check
 _SUSPICIOUS_COMMON = 3000      # the same for characters every script is full of
 _NOT_BRACKETS = r"[^()\[\]{}]+"  # compiled on use (``re``'s cache): suspicious files only
@@ -63,6 +73,37 @@ def _libcst_extra_depth(node: Any) -> int:
     return 0
 
 
+def recursion_room():
+    """A context manager giving LibCST's Python side (code generation for positions, visitors)
+    the recursion depth the preflight admits: about two Python frames per LibCST level, for
+    :data:`_MAX_LIBCST_DEPTH` levels (a 520-part prompt nests 520 levels: past Python's
+    default limit of 1,000 frames).
+
+    Raised only in the main thread, where the C stack is the process's (8 MiB by default on
+    Linux): measured, 10,000 nested Python calls with a ``with`` block each are safe there on
+    CPython 3.10 (which recurses on the C stack per call; 30,000 crash) and on 3.11+ (which
+    does not). Other threads keep the limit they have (a deep file is then refused with
+    ``LL998``, as before)."""
+    import contextlib
+    import sys
+    import threading
+
+    @contextlib.contextmanager
+    def room():
+        before = sys.getrecursionlimit()
+        wanted = 3 * _MAX_LIBCST_DEPTH + 1_000
+        raise_it = threading.current_thread() is threading.main_thread() and before < wanted
+        if raise_it:
+            sys.setrecursionlimit(wanted)
+        try:
+            yield
+        finally:
+            if raise_it:
+                sys.setrecursionlimit(before)
+
+    return room()
+
+
 def preflight(source: str, line_map: Callable | None) -> None:
     """Refuse, with a diagnostic, input that would crash LibCST's native parser.
 
@@ -81,14 +122,18 @@ def preflight(source: str, line_map: Callable | None) -> None:
       levels): refused;
     - it parses: a file nested deeper than :data:`_MAX_EXPR_DEPTH` (statements through their
       blocks, then expressions, counting the levels LibCST adds where the AST is flat:
-      :func:`_libcst_extra_depth`) is refused; only long statements are walked
-      (:func:`_too_deep`);
+      :func:`_libcst_extra_depth`), or deeper than :data:`_MAX_LIBCST_DEPTH` counting also the
+      levels that are cheap for LibCST (``elif`` links, parts of implicitly concatenated
+      strings), is refused with ``LL998``: the file is valid Python, so this is a limit of
+      lintlora, not a syntax error; only long statements are walked (:func:`_too_deep`);
     - another syntax error: refused with CPython's message when cheap counts make the file
       suspicious (:func:`_suspicious`); otherwise LibCST decides, since it may accept syntax
       newer than the running Python.
 
     Raises:
-        ExtractError: ``LL000`` with the reason, at the place CPython names when it names one.
+        ExtractError: ``LL000`` with the reason, at the place CPython names when it names one
+            (CPython refuses the file); ``LL998`` for a valid file nested too deeply for
+            LibCST.
     """
     import ast
 
@@ -116,15 +161,16 @@ def preflight(source: str, line_map: Callable | None) -> None:
         raise ExtractError("the file is nested too deeply to parse", None, None) from None
     except (RecursionError, MemoryError, OverflowError):
         raise ExtractError("the file is nested too deeply to parse", None, None) from None
-    node = _too_deep(tree, source)
-    if node is not None:
+    found = _too_deep(tree, source)
+    if found is not None:
+        node, what = found
         line = getattr(node, "lineno", None)
         cell = None
         if line is not None and line_map is not None:
             cell, line = line_map(line)
-        raise ExtractError(f"an expression is nested more than {_MAX_EXPR_DEPTH} levels "
-                           "deep; lintlora does not analyse files like this", line,
-                           None, cell=cell)
+        raise ExtractError(f"too deeply nested to analyse: {what}; this is a limit of lintlora "
+                           "(of LibCST, the parser it uses), not a syntax error, and nothing in "
+                           "the file was checked", line, None, code=LIMIT_CODE, cell=cell)
 
 
 _DEPTH_MARGIN = 16
@@ -133,8 +179,18 @@ with room to spare: below this, every AST level takes at least one character of 
 (an operator, a bracket, a dot, a keyword), so a short statement cannot be deep."""
 
 
-def _too_deep(tree: Any, source: str) -> Any:
-    """The first node found nested deeper than :data:`_MAX_EXPR_DEPTH`, or ``None``.
+_DEEP_EXPRESSION = f"an expression nested more than {_MAX_EXPR_DEPTH} levels deep"
+_DEEP_LIBCST = (f"more than {_MAX_LIBCST_DEPTH} levels deep for LibCST (counting each `elif` "
+                "and each part of an implicitly concatenated string as a level)")
+
+
+def _too_deep(tree: Any, source: str) -> tuple[Any, str] | None:
+    """The first node found nested too deeply, with which limit it passes, or ``None``.
+
+    Two depths are followed: the levels that cost LibCST's parser (``hard``: blocks,
+    operators, brackets, calls; at most :data:`_MAX_EXPR_DEPTH`) and every level of LibCST's
+    tree (``soft``: also each ``elif`` link and each implicitly concatenated string part; at
+    most :data:`_MAX_LIBCST_DEPTH`).
 
     Iterative. Statements are followed through their blocks (an ``elif`` chain nests too); the
     expressions of a simple statement, and those of a compound statement's header (a
@@ -145,8 +201,8 @@ def _too_deep(tree: Any, source: str) -> Any:
     import ast
     from itertools import accumulate
 
-    ends = list(accumulate(len(line) + 1 for line in
-                           source.replace("\r\n", "\n").replace("\r", "\n").split("\n")))
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    ends = list(accumulate(len(line) + 1 for line in lines))
 
     def lines_chars(first: int | None, last: int | None) -> int:  # an upper bound
         if first is None or first > len(ends):  # (line counting that disagrees: no bound)
@@ -157,11 +213,20 @@ def _too_deep(tree: Any, source: str) -> Any:
     def chars(node: Any) -> int:  # characters of the lines the node covers
         return lines_chars(getattr(node, "lineno", None), getattr(node, "end_lineno", None))
 
-    statements = [(s, 1) for s in tree.body]
+    def long(hard: int, soft: int, bound: int) -> bool:  # could it be too deep?
+        return (hard + bound + _DEPTH_MARGIN > _MAX_EXPR_DEPTH
+                or soft + bound + _DEPTH_MARGIN > _MAX_LIBCST_DEPTH)
+
+    def parts(node: Any) -> int:  # string literals of an implicit concatenation
+        return _string_parts(lines, node)
+
+    statements = [(s, 1, 1) for s in tree.body]
     while statements:
-        node, depth = statements.pop()
-        if depth > _MAX_EXPR_DEPTH:
-            return node
+        node, hard, soft = statements.pop()
+        if hard > _MAX_EXPR_DEPTH:
+            return node, _DEEP_EXPRESSION
+        if soft > _MAX_LIBCST_DEPTH:
+            return node, _DEEP_LIBCST
         if "body" in node._fields:  # compound: walk the header, follow the blocks
             body = getattr(node, "body", None) or ()
             # a header part without a position of its own (a function's ``arguments``) lies
@@ -171,41 +236,84 @@ def _too_deep(tree: Any, source: str) -> Any:
             for name in node._fields:
                 value = getattr(node, name, None)
                 if name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                    statements.extend((s, depth + 1) for s in value or ())
+                    # an elif (an ``if`` alone in an ``else``) nests in LibCST, cheaply
+                    elif_link = (name == "orelse" and isinstance(node, ast.If)
+                                 and len(value) == 1 and isinstance(value[0], ast.If))
+                    statements.extend((st, hard + (not elif_link), soft + 1)
+                                      for st in value or ())
                     continue
                 for child in value if isinstance(value, list) else (value,):
                     if not isinstance(child, ast.AST):
                         continue
                     bound = chars(child) if hasattr(child, "lineno") else header
-                    if depth + 1 + bound + _DEPTH_MARGIN > _MAX_EXPR_DEPTH:
-                        found = _deepest_expression(child, depth + 1)
+                    if long(hard + 1, soft + 1, bound):
+                        found = _deepest_expression(child, hard + 1, soft + 1, parts)
                         if found is not None:
                             return found
-        elif depth + chars(node) + _DEPTH_MARGIN > _MAX_EXPR_DEPTH:
-            found = _deepest_expression(node, depth)
+        elif long(hard, soft, chars(node)):
+            found = _deepest_expression(node, hard, soft, parts)
             if found is not None:
                 return found
     return None
 
 
-def _deepest_expression(root: Any, depth: int) -> Any:
-    """The first node under ``root`` (itself at ``depth``) deeper than the limit, or ``None``;
-    counts the levels LibCST adds (:func:`_libcst_extra_depth`)."""
+def _string_parts(lines: list[str], node: Any) -> int:
+    """How many string literals a ``str``/``bytes`` constant or an f-string is written with
+    (``"a" "b"`` is one constant in CPython's AST, two nested nodes in LibCST's), counted over
+    the lines it covers (a literal sharing its first or last line is counted too: an
+    over-estimate); 1 when it covers one line with at most two quote pairs. Linear in the
+    lines' length: triple-quoted strings found with ``str.find``, the others with one pass of
+    a pattern that never backtracks far (:mod:`lintlora.extract.limits`)."""
+    from lintlora.extract.limits import STRING_OR_COMMENT, long_strings
+
+    first, last = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if first is None or last is None:
+        return 1
+    text = "\n".join(lines[first - 1:last])
+    if first == last and text.count('"') + text.count("'") <= 4:
+        return 1
+    spans = long_strings(text)
+    count, pos = len(spans), 0
+    for start, end in spans + [(len(text), len(text))]:
+        count += sum(1 for m in STRING_OR_COMMENT.finditer(text, pos, start)
+                     if not m.group().startswith("#"))
+        pos = end
+    return max(count, 1)
+
+
+def _deepest_expression(root: Any, hard: int, soft: int, parts: Callable[[Any], int]
+                        ) -> tuple[Any, str] | None:
+    """The first node under ``root`` (itself at depths ``hard``/``soft``: see
+    :func:`_too_deep`) deeper than a limit, with the limit's wording, or ``None``; counts the
+    levels LibCST adds (:func:`_libcst_extra_depth`, and ``parts`` for string constants)."""
     import ast
 
-    stack = [(root, depth)]
+    stack = [(root, hard, soft, False, root)]
     while stack:
-        node, depth = stack.pop()
-        depth += _libcst_extra_depth(node)
-        if depth > _MAX_EXPR_DEPTH:
-            return node
+        node, hard, soft, in_fstring, at = stack.pop()
+        if hasattr(node, "lineno"):
+            at = node  # the nearest node with a position (``Load`` has none)
+        extra = _libcst_extra_depth(node)
+        hard, soft = hard + extra, soft + extra
+        joined = isinstance(node, ast.JoinedStr)
+        if joined or (not in_fstring and isinstance(node, ast.Constant)
+                      and isinstance(node.value, (str, bytes))):
+            soft += parts(node) - 1  # (an f-string's own text pieces are its parts)
+        if hard > _MAX_EXPR_DEPTH:
+            return at, _DEEP_EXPRESSION
+        if soft > _MAX_LIBCST_DEPTH:
+            return at, _DEEP_LIBCST
         for child in ast.iter_child_nodes(node):
-            stack.append((child, depth + 1))
+            # the text pieces of an f-string are its own parts, counted with it
+            stack.append((child, hard + 1, soft + 1, joined, at))
     return None
 
 
 def syntax_error(exc: Any, source: str, line_map: Callable | None) -> ExtractError:
-    """An LL000 error for a file LibCST cannot parse.
+    """The error for a file LibCST cannot parse: ``LL000`` when CPython agrees the file is
+    invalid, ``LL998`` when CPython parses it (a limit of LibCST, such as its refusal of a few
+    thousand implicitly concatenated strings, or syntax newer than it knows: not the user's
+    syntax error).
 
     LibCST's native parser often places the error at the token after the fault (or at line 1
     for tokenizer errors), so the location and wording come from CPython's own parser when it
@@ -222,10 +330,12 @@ def syntax_error(exc: Any, source: str, line_map: Callable | None) -> ExtractErr
         message = m.group(3)
     else:
         message = re.sub(r"^(tokenizer|parser) error: ", "", message)
+    valid = False
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code
             ast.parse(source)
+        valid = True
     except SyntaxError as err:
         if err.lineno is not None:
             line, col = err.lineno, err.offset
@@ -238,5 +348,9 @@ def syntax_error(exc: Any, source: str, line_map: Callable | None) -> ExtractErr
     cell = None
     if line is not None and line_map is not None:
         cell, line = line_map(line)
+    if valid:
+        return ExtractError(f"valid Python that LibCST, the parser lintlora uses, cannot read "
+                            f"({message}); a limit of lintlora, not a syntax error: nothing in "
+                            "the file was checked", line, col, code=LIMIT_CODE, cell=cell)
     return ExtractError(f"syntax error: {message}", line, col, cell=cell)
 

@@ -34,7 +34,7 @@ from lintlora.extract.pysections import (
     _DL_FIELDS, _ENV_KEYS, _QUANT_CONFIGS, _REF_MODEL_POSITIONAL, _SWEEP_LIMIT,
     _TRAINER_POSITIONAL, _TRAINERS, _TRAINING_ARGS, SectionBuilders, _is_dotted, _normalise,
 )
-from lintlora.extract.pysyntax import preflight, syntax_error
+from lintlora.extract.pysyntax import LIMIT_CODE, preflight, recursion_room, syntax_error
 from lintlora.extract.qualnames import EMPTY_CACHE_CALLS
 from lintlora.training_setup import (
     CallSite, Evidence, Lora, ModelLoad, Origin, Quantization, Setting, Span, TrainingSetup,
@@ -42,6 +42,8 @@ from lintlora.training_setup import (
 
 __all__ = ["extract_python", "extract_python_source"]
 
+_TOO_DEEP = ("too deeply nested to {}: past the recursion depth lintlora allows LibCST; this "
+             "is a limit of lintlora, not a syntax error, and nothing in the file was checked")
 _INTERESTING_ROOTS = frozenset({"transformers", "peft", "trl", "torch", "unsloth", "accelerate",
                                 "bitsandbytes", "deepspeed"})
 _INTERESTING_METHODS = frozenset({
@@ -88,12 +90,16 @@ def extract_python(path: str, source: str) -> list[TrainingSetup]:
 
     ``path`` is used for spans (and to find JSON/YAML files the script names by literal path,
     relative to its folder); ``source`` is the decoded text. Returns ``[]`` for a file with
-    nothing recognisable.
+    nothing recognisable; the list is a :class:`lintlora.extract.Setups` whose ``notes`` say
+    what was left out of the analysis under a limit of :mod:`lintlora.extract.limits` (the
+    engine reports each as an ``LL998`` notice).
 
     Raises:
         ExtractError: LibCST cannot parse the file (with line and column), or it is nested too
-            deeply to parse or analyse (code ``LL000``). Input never causes another exception;
-            one would be a lintlora bug, which the engine reports as ``LL999``.
+            deeply to parse or analyse (code ``LL000``); or it is too large to analyse
+            (:func:`lintlora.extract.limits.python_too_large`, code ``LL998``). Input never
+            causes another exception; one would be a lintlora bug, which the engine reports as
+            ``LL999``.
     """
     return extract_python_source(path, source)
 
@@ -105,8 +111,14 @@ def extract_python_source(path: str, source: str, *,
 
     ``line_map(line)`` returns ``(cell, line_in_cell)`` for a 1-based line of ``source``.
     """
-    from lintlora.prefilter import skips_unparsed
+    from lintlora.extract.limits import python_too_large
+    from lintlora.prefilter import may_hold_setup, skips_unparsed
 
+    too_large = python_too_large(source, "notebook's code" if kind == "notebook" else "file")
+    if too_large is not None:
+        if not may_hold_setup(source):
+            return []  # it cannot hold a setup (see lintlora.prefilter): nothing to refuse
+        raise ExtractError(too_large, None, None, code="LL998")
     if skips_unparsed(source):
         # names none of _INTERESTING_ROOTS / _INTERESTING_METHODS (the test in run() below
         # would return [] after a LibCST parse) and CPython parses it: nothing to report
@@ -116,20 +128,21 @@ def extract_python_source(path: str, source: str, *,
     cst = import_libcst()  # the first import of LibCST in a lint: see lintlora.extract._cst
     if source.startswith("\ufeff"):
         source = source[1:]
-    preflight(source, line_map)
+    preflight(source, line_map)  # CPython parses it: from here on, failures are lintlora's
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise syntax_error(exc, source, line_map) from None
     except RecursionError:
-        raise ExtractError("the file is nested too deeply to parse", None, None) from None
+        raise ExtractError(_TOO_DEEP.format("parse"), None, None, code=LIMIT_CODE) from None
     except Exception as exc:  # LibCST raises a few other types on odd input
         raise ExtractError(f"cannot parse the file: {exc.__class__.__name__}: {exc}"[:300],
                            None, None) from None
     try:
-        return _Extractor(path, source, module, line_map, kind).run()
+        with recursion_room():
+            return _Extractor(path, source, module, line_map, kind).run()
     except RecursionError:
-        raise ExtractError("the file is nested too deeply to analyse", None, None) from None
+        raise ExtractError(_TOO_DEEP.format("analyse"), None, None, code=LIMIT_CODE) from None
     # Any other exception would be a bug in lintlora, not a property of the input: it is left
     # to propagate so the engine reports it as an LL999 internal error asking for a report,
     # rather than disguised as a syntax error. The fuzz tests (tests/test_extract_robustness.py)
@@ -164,6 +177,7 @@ class _Extractor(SectionBuilders):
         self.module = module
         self.line_map = line_map
         self.kind = kind
+        self.notes: list[str] = []  # what a limit left out (lintlora.extract.limits)
         self.positions: Any = None
 
     # -- spans ----------------------------------------------------------------------------------
@@ -690,19 +704,30 @@ class _Extractor(SectionBuilders):
         evidence = tuple(found.evidence)
         dataloaders = tuple(self.dataloader_spec(rec) for rec in found.dataloaders)
         is_training = found.training_signals > 0
+        from lintlora.extract.limits import MAX_SETUPS, limit, setups_left_out
+
+        most = limit(MAX_SETUPS)
         setups: list[TrainingSetup] = []
         for rec in found.trainers:
-            for frame in self.sweep_frames(rec):
-                setups.append(self.trainer_setup(rec, frame, found, calls, evidence, dataloaders))
+            if len(setups) >= most:
+                self.notes.append(setups_left_out(len(found.trainers)))
+                break
+            # the setups of one trainer call differ from another's by their anchor (the
+            # call's span), so duplicates are looked for among one call's sweep only
+            # (comparing every pair of a file's setups was quadratic: issue 12)
+            own: list[TrainingSetup] = []
+            for frame in self.sweep_frames(rec)[:most - len(setups)]:
+                s = self.trainer_setup(rec, frame, found, calls, evidence, dataloaders)
+                if s not in own:
+                    own.append(s)
+            setups.extend(own)
         if not setups:
             s = self.file_setup(found, calls, evidence, dataloaders, is_training)
             if s is not None:
                 setups.append(s)
-        unique: list[TrainingSetup] = []
-        for s in setups:
-            if s not in unique:
-                unique.append(s)
-        return unique
+        from lintlora.extract import Setups
+
+        return Setups(setups, self.notes)
 
     def framework(self, found: _Found, trainer_canon: str | None, training_canon: str | None) -> str:
         if found.unsloth:
@@ -824,21 +849,32 @@ class _Extractor(SectionBuilders):
         ``Trainer(...).evaluate()`` with no ``.train()`` on it (nor on a receiver lintlora
         cannot follow, which may be this trainer handed to a helper). A trainer the file never
         calls a method on stays a training setup (it may be run elsewhere)."""
+        uses, unfollowed_train = self.trainer_uses()
+        methods = uses.get(id(rec.node), ())
+        if "train" in methods or unfollowed_train:
+            return True
+        return not methods
+
+    def trainer_uses(self) -> tuple[dict[int, set[str]], bool]:
+        """For :meth:`trainer_trains`, once per file: which of ``train``/``evaluate``/
+        ``predict`` are called on each trainer (by the ``id`` of its call), and whether some
+        ``.train()`` has a receiver lintlora cannot follow."""
         from lintlora.extract.pyresolve import Obj
 
+        cached = self.__dict__.get("_trainer_uses")
+        if cached is not None:
+            return cached
         r = self.r
-        evaluated = False
-        for call in self.index.calls:
-            if call.method not in ("train", "evaluate", "predict"):
-                continue
+        uses: dict[int, set[str]] = {}
+        unfollowed = False
+        for call in self.index.calls_with_method("train", "evaluate", "predict"):
             recv = r.ev(call.node.func.value, r.env_for(call), call.order)
-            this = isinstance(recv, Obj) and recv.kind == "call" and recv.node is rec.node
-            if call.method == "train":
-                if this or not isinstance(recv, Obj):
-                    return True
-            elif this:
-                evaluated = True
-        return not evaluated
+            if isinstance(recv, Obj) and recv.kind == "call":
+                uses.setdefault(id(recv.node), set()).add(call.method or "")
+            elif call.method == "train" and not isinstance(recv, Obj):
+                unfollowed = True
+        self.__dict__["_trainer_uses"] = (uses, unfollowed)
+        return uses, unfollowed
 
     def model_from_string(self, mv: tuple, model_init_kwargs: Any, trainer_args: dict,
                           found: _Found) -> tuple[ModelLoad, Quantization | None]:

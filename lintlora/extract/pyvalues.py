@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import libcst as cst
 
+from lintlora.extract.pybounds import MAX_INT_BITS, MAX_STR, measure
 from lintlora.extract.pyindex import Scope
 from lintlora.training_setup import Origin
 
@@ -176,17 +177,32 @@ class Env:
 
 # ---- helpers ----------------------------------------------------------------------------------
 def _literal_string(node: cst.SimpleString) -> str | bytes | None:
+    """The value of a string literal; ``None`` when it cannot be read or is longer than
+    :data:`~lintlora.extract.pybounds.MAX_STR` (its source text is about as long: at most
+    four times for escapes)."""
+    if len(node.value) > 4 * MAX_STR + 8:
+        return None
     try:
-        return ast.literal_eval(node.value)
+        value = ast.literal_eval(node.value)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return None
+    return value if isinstance(value, (str, bytes)) and len(value) <= MAX_STR else None
 
 
 def _number(node: cst.BaseExpression) -> Any:
+    """The value of a number literal; ``None`` when it cannot be read or is beyond the bounds
+    (:mod:`lintlora.extract.pybounds`: an integer of more than 128 bits)."""
+    text = node.value.replace("_", "")  # type: ignore[attr-defined]
+    if len(text) > 200:  # no number within the bounds is written with more characters
+        return None
+    if text.isascii() and text.isdigit() and (text[0] != "0" or not text.strip("0")):
+        value = int(text)  # the common case, without compiling it (ast.literal_eval)
+        return value if value.bit_length() <= MAX_INT_BITS else None
     try:
-        return ast.literal_eval(node.value.replace("_", ""))  # type: ignore[attr-defined]
+        value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return None
+    return value if isinstance(measure(value), int) else None
 
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -196,10 +212,15 @@ _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     cst.Divide: lambda a, b: a / b,
     cst.FloorDivide: lambda a, b: a // b,
     cst.Modulo: lambda a, b: a % b,
-    cst.Power: lambda a, b: a ** b if abs(b) <= 64 else None,
+    cst.Power: lambda a, b: a ** b,
     cst.BitOr: lambda a, b: a | b,
     cst.BitAnd: lambda a, b: a & b,
+    cst.BitXor: lambda a, b: a ^ b,
+    cst.LeftShift: lambda a, b: a << b,
+    cst.RightShift: lambda a, b: a >> b,
 }
+"""The operators the resolver folds. None is computed before
+:func:`lintlora.extract.pybounds.binop_refusal` has estimated its result from the operands."""
 _CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
     cst.Equal: lambda a, b: a == b,
     cst.NotEqual: lambda a, b: a != b,
@@ -212,7 +233,6 @@ _CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
     cst.Is: lambda a, b: a is b,
     cst.IsNot: lambda a, b: a is not b,
 }
-_PLAIN = (bool, int, float, str, bytes, type(None))
 _STR_METHODS = {"split", "rsplit", "strip", "lstrip", "rstrip", "lower", "upper", "replace",
                 "format", "join", "startswith", "endswith", "title"}
 _LIST_MUTATORS = {"append", "extend", "insert", "remove"}
@@ -221,13 +241,9 @@ _FLOW_METHODS = {"to", "cuda", "half", "bfloat16", "float", "train", "eval", "re
 
 
 def _is_plain(value: Any) -> bool:
-    if isinstance(value, _PLAIN):
-        return True
-    if isinstance(value, tuple):
-        return all(_is_plain(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, (str, int)) and _is_plain(v) for k, v in value.items())
-    return False
+    """Whether ``value`` is plain data within the resolver's bounds
+    (:func:`lintlora.extract.pybounds.measure`)."""
+    return isinstance(measure(value), int)
 
 
 def _truth(value: Any) -> bool | None:

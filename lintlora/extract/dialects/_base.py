@@ -42,7 +42,13 @@ __all__ = [
 
 
 class BadValue(ValueError):
-    """A value of the wrong type for its key (turned into an unknown Setting)."""
+    """A value of the wrong type for its key (turned into an unknown Setting); ``reason``,
+    when given, says why (a number beyond lintlora's bound) and becomes the Setting's
+    source."""
+
+    def __init__(self, value: Any = None, reason: str | None = None) -> None:
+        super().__init__(value)
+        self.reason = reason
 
 
 # ---- converters ------------------------------------------------------------------------------
@@ -82,6 +88,9 @@ def as_int(value: Any) -> int:
         value = int(value)
     if isinstance(value, int) and abs(value) <= _INT_LIMIT:
         return value
+    if isinstance(value, (int, float)) or (isinstance(value, str)
+                                           and re.fullmatch(r"\s*[+-]?\d+\s*", value)):
+        raise BadValue(value, "a number beyond 10**15, lintlora's bound for a setting")
     raise BadValue(value)
 
 
@@ -111,8 +120,11 @@ def as_float(value: Any) -> float:
         number = float(value) if isinstance(value, (int, float, str)) else None
     except (ValueError, OverflowError):
         raise BadValue(value) from None
-    if number is None or not math.isfinite(number) or abs(number) > 1e300:
+    if number is None:
         raise BadValue(value)
+    if not math.isfinite(number) or abs(number) > 1e300:
+        raise BadValue(value, "not a finite number within ±1e300, lintlora's bound for a "
+                              "setting")
     return number
 
 
@@ -280,10 +292,10 @@ class ConfigDoc:
                 return Setting(None, Origin.UNKNOWN, e.value.span, e.key_span, None, name)
         try:
             converted = convert(value)
-        except (BadValue, ValueError, TypeError):
+        except (BadValue, ValueError, TypeError) as exc:
             text = e.value.text if isinstance(e.value, YScalar) else "..."
-            return Setting(None, Origin.UNKNOWN, e.value.span, e.key_span, None,
-                           f"{name}: {text}")
+            return Setting(None, Origin.UNKNOWN, e.value.span, e.key_span,
+                           getattr(exc, "reason", None), f"{name}: {text}")
         origin = Origin.VARIABLE if source else Origin.LITERAL
         return Setting(converted, origin, e.value.span, e.key_span, source, name)
 
