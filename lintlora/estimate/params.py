@@ -25,7 +25,7 @@ from typing import Iterable, NamedTuple, Sequence
 
 from lintlora.estimate.architecture import Architecture
 
-__all__ = ["AdaptedModule", "TrainableCount", "count_trainable", "NoDefaultTargetsError"]
+__all__ = ["AdaptedModule", "TrainableCount", "count_trainable", "NoDefaultTargetsError", "target_matches"]
 
 
 class NoDefaultTargetsError(ValueError):
@@ -130,6 +130,23 @@ def _list_match(path: str, names: Sequence[str]) -> str | None:
         if path == n or path.endswith("." + n):
             return n
     return None
+
+
+def target_matches(path: str, target_modules: str | Sequence[str]) -> bool:
+    """Whether peft adapts the module at ``path`` (its full name in ``named_modules()``) for
+    ``target_modules``: a string is a regular expression that must ``re.fullmatch`` the path,
+    a list matches when an entry equals the path or the path ends with ``"." + entry``
+    (peft ``check_target_module_exists`` and ``match_target_against_key``,
+    ``src/peft/tuners/tuners_utils.py`` / ``src/peft/utils/other.py`` at 0.20.1.dev0,
+    5d602fdb). ``exclude_modules``, ``layers_to_transform`` and ``modules_to_save`` are not
+    applied here. ``"all-linear"`` is not a pattern (see :func:`resolve_targets`).
+
+    Raises:
+        re.error: a string that is not a valid regular expression (peft raises too).
+    """
+    if isinstance(target_modules, str):
+        return re.fullmatch(target_modules, path) is not None
+    return _list_match(path, target_modules) is not None
 
 
 def resolve_targets(arch: Architecture, target_modules: str | Sequence[str] | None) -> tuple[str, ...] | str:

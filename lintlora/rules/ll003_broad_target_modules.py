@@ -102,7 +102,9 @@ def _entry_hits(entry: str, paths: tuple[str, ...], leaves: frozenset[str] | Non
     if save:
         matched = any(p.endswith(entry) for p in paths)
     else:
-        matched = any(p == entry or p.endswith("." + entry) for p in paths)
+        from lintlora.estimate.params import target_matches
+
+        matched = any(target_matches(p, (entry,)) for p in paths)
     if leaves is not None and entry.rsplit(".", 1)[-1] in leaves:
         matched = True
     return matched
