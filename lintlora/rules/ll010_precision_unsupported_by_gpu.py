@@ -93,7 +93,9 @@ def bf16_uses(setup: TrainingSetup) -> list[facts.Use]:
             what = "bf16 left unset, which TRL's configs turn on (bf16 = not fp16)"
         elif bf16.origin.is_default:
             what = "bf16=True (a library default)"
-        uses.append(facts.Use(what, "training.bf16", bf16.span or bf16.key_span, setting=bf16))
+        # a library default has no span of its own: point at the arguments it belongs to
+        where = bf16.span or bf16.key_span or (setup.training.span if setup.training is not None else None)
+        uses.append(facts.Use(what, "training.bf16", where, setting=bf16))
     for call in setup.calls_of("autocast"):
         dtype = call.args.get("dtype")
         per_step = call.in_step_callback or "mixed_precision" in call.args
