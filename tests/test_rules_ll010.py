@@ -99,6 +99,14 @@ def test_accelerator_bf16_names_accelerates_own_error():
     assert 'mixed_precision="fp16"' in f.fix
 
 
+def test_bfloat16_weights_under_float16_autocast_are_not_bfloat16_training():
+    s = setup(model=model(torch_dtype=lit("bfloat16", 5)), lora=lora(), training=training(fp16=lit(True, 9)))
+    assert run(R, s, ctx("t4")) == []
+    pure = setup(model=model(torch_dtype=lit("bfloat16", 5)), lora=lora(), training=training())
+    [f] = run(R, pure, ctx("t4"))
+    assert f.span.line == 5 and "torch_dtype=torch.bfloat16" in f.message
+
+
 def test_a_bf16_autocast_outside_the_training_step_is_not_training_precision():
     s = setup(model=model(), lora=lora(), training=training(fp16=lit(True, 9)),
               calls=(call("autocast", 30, "torch.autocast", args={"dtype": lit("bfloat16", 30)}),))

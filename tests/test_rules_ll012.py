@@ -93,6 +93,11 @@ def test_silent_for_unresolved_values_the_peft_default_and_options_that_change_m
         assert run(R, s, ctx()) == []
 
 
+def test_silent_for_unsloth_whose_phi3_uploads_take_llama_names():
+    assert run(R, lora_setup("unsloth/Phi-3-mini-4k-instruct", LLAMA7), ctx()) == []
+    assert run(R, lora_setup("microsoft/Phi-3-mini-4k-instruct", LLAMA7, framework="unsloth"), ctx()) == []
+
+
 def test_silent_for_torchtune_and_litgpt_and_inference():
     assert run(R, lora_setup("microsoft/Phi-3-mini-4k-instruct", LLAMA7, framework="torchtune", kind="yaml"),
                ctx()) == []

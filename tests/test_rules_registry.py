@@ -26,6 +26,8 @@ EXPECTED = {
     "LL005": "device-map",
     "LL006": "empty-cache-misuse",
     "LL007": "dataloader-workers",
+    "LL010": "precision-unsupported-by-gpu",
+    "LL012": "target-modules-unmatched",
 }
 
 

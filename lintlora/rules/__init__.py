@@ -49,6 +49,8 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
     ("LL005", "lintlora.rules.ll005_device_map:DeviceMap"),
     ("LL006", "lintlora.rules.ll006_empty_cache_misuse:EmptyCacheMisuse"),
     ("LL007", "lintlora.rules.ll007_dataloader_workers:DataloaderWorkers"),
+    ("LL010", "lintlora.rules.ll010_precision_unsupported_by_gpu:PrecisionUnsupportedByGpu"),
+    ("LL012", "lintlora.rules.ll012_target_modules_unmatched:TargetModulesUnmatched"),
 )
 """``(code, "module:Class")`` of every built-in rule: the same table as pyproject's entry points
 (a test keeps the two equal)."""

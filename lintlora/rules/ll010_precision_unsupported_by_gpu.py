@@ -78,8 +78,9 @@ def _spell(setup: TrainingSetup, key: str, python: str, yaml: str) -> str:
 def bf16_uses(setup: TrainingSetup) -> list[facts.Use]:
     """Every place the setup trains in bfloat16, in this order: the trainer's ``bf16``, the
     per-step ``autocast`` calls (``Accelerator(mixed_precision="bf16")`` among them), the 4-bit
-    compute dtype, the load dtype of a model being trained. Only known values count: ``bf16:
-    auto`` (axolotl's choice at run time) and unresolved values do not."""
+    compute dtype, the load dtype of a model being trained (not under float16 autocast, which
+    runs the matmuls in float16). Only known values count: ``bf16: auto`` (axolotl's choice at
+    run time) and unresolved values do not."""
     uses: list[facts.Use] = []
     bf16 = setup.get("training.bf16")
     if bf16.known and bf16.value is True:
@@ -109,7 +110,12 @@ def bf16_uses(setup: TrainingSetup) -> list[facts.Use]:
                               "quantization.bnb_4bit_compute_dtype", compute.span or compute.key_span,
                               setting=compute))
     dtype = setup.get("model.torch_dtype")
-    if setup.is_training and dtype.is_("bfloat16"):
+    # under float16 autocast the matmuls of bfloat16 weights run in float16 (autocast casts
+    # their inputs): the load dtype alone is then no bfloat16 training
+    fp16_amp = setup.get("training.fp16").is_(True) or any(
+        (c.in_step_callback or "mixed_precision" in c.args) and c.args.get("dtype") is not None
+        and c.args["dtype"].is_("float16") for c in setup.calls_of("autocast"))
+    if setup.is_training and dtype.is_("bfloat16") and not fp16_amp:
         uses.append(facts.Use(_spell(setup, "torch_dtype", "torch.bfloat16", "bfloat16"), "model.torch_dtype",
                               dtype.span or dtype.key_span, setting=dtype))
     # settings a config derives from one key (axolotl's bf16: true sets the load and compute

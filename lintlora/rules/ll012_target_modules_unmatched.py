@@ -4,7 +4,7 @@ Flags ``target_modules`` entries that name no module of the model being adapted,
 peft's own rules (:func:`lintlora.estimate.params.target_matches`: a string is a regular
 expression that must ``re.fullmatch`` a module's full path, a list entry must equal the path or
 end it after a dot; peft ``check_target_module_exists`` in ``src/peft/tuners/tuners_utils.py``
-at 0.20.1.dev0, 5d602fdb). Read from ``LoraConfig``/unsloth ``get_peft_model`` in Python
+at 0.20.1.dev0, 5d602fdb). Read from ``LoraConfig`` in Python
 (plain Trainer, TRL's ``peft_config=``, notebooks), axolotl ``lora_target_modules`` and
 LLaMA-Factory ``lora_target``.
 
@@ -33,7 +33,8 @@ tell from a module it does not model) are never reported by themselves. Silent f
 ``"all-linear"``, a regular expression that matches a module, peft's default (``None``),
 values lintlora could not resolve (bug-reports-2 BN11, BN12), ``exclude_modules``,
 ``layers_to_transform``/``layers_pattern`` and ``target_parameters`` (matching those change),
-and for torchtune/litgpt, whose own LoRA validates its switches. A list that is a default
+for torchtune/litgpt, whose own LoRA validates its switches, and for unsloth and its
+``unsloth/...`` uploads (see :data:`_PEFT_FRAMEWORKS`). A list that is a default
 chosen at launch (:func:`lintlora.facts.set_at_launch`) is reported at info.
 """
 
@@ -55,9 +56,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["TargetModulesUnmatched", "unmatched_entries", "Unmatched"]
 
-_PEFT_FRAMEWORKS = frozenset({"transformers", "trl", "torch", "unsloth", "axolotl", "llama-factory"})
+_PEFT_FRAMEWORKS = frozenset({"transformers", "trl", "torch", "axolotl", "llama-factory"})
 """Stacks that hand ``target_modules`` to peft's ``LoraConfig`` as written (axolotl
-``loaders/adapter.py``, LLaMA-Factory ``model/adapter.py``, unsloth's ``get_peft_model``)."""
+``loaders/adapter.py``, LLaMA-Factory ``model/adapter.py``). Not unsloth: its uploads and
+loaders rewrite some architectures into Llama's layout (its Phi-3/Phi-4 models take the seven
+Llama names, unslothai/unsloth PR #397), so the catalog's names are not the model's."""
 
 _PARTIAL_MODEL_TYPES = frozenset({
     "qwen2_vl", "qwen2_5_vl", "gemma3", "mllama", "llava", "llava_next", "idefics2", "idefics3",
@@ -209,6 +212,9 @@ class TargetModulesUnmatched(Rule):
         targets: Setting = lora.target_modules
         if not targets.known or targets.value is None:
             return
+        name = setup.get("model.name_or_path")
+        if name.known and isinstance(name.value, str) and name.value.strip().lower().startswith("unsloth/"):
+            return  # an unsloth upload: possibly rewritten into Llama's layout (see _PEFT_FRAMEWORKS)
         for key in _CHANGES_MATCHING:
             s = lora.extra.get(key)
             if isinstance(s, Setting) and (not s.known or s.value not in (None, (), [], "")):
