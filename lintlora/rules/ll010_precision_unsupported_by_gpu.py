@@ -154,6 +154,10 @@ class PrecisionUnsupportedByGpu(Rule):
     name = "precision-unsupported-by-gpu"
     severity = Severity.WARNING
     summary = "bfloat16, TF32 or FlashAttention on a GPU below compute capability 8.0 (T4, V100, P100, RTX 20xx)"
+    fix_changes_memory = False
+    """float16 takes the bytes bfloat16 does, dropping TF32 changes no tensor, SDPA's
+    memory-efficient kernel keeps no score matrix either: the "after" figure is the "before" one
+    (no second estimate). torchtune's fix (float32) does change memory and is estimated."""
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         gpu = context.gpu
@@ -194,8 +198,9 @@ class PrecisionUnsupportedByGpu(Rule):
         severity, message = _launch(Severity.WARNING, message, [u.setting for u in uses])
         rests_on = tuple(f"{u.what} ({u.setting.origin.value})" for u in uses
                          if u.setting is not None and u.setting.origin.is_default)
+        fixed = self._bf16_fixed(setup, uses) if setup.framework == "torchtune" else None
         yield self.finding(context, setup, uses[0].span, message, fix=self._bf16_fix(setup, uses, gpu),
-                           fixed_setup=self._bf16_fixed(setup, uses), severity=severity, rests_on=rests_on)
+                           fixed_setup=fixed, severity=severity, rests_on=rests_on)
 
     @staticmethod
     def _bf16_fix(setup: TrainingSetup, uses: list[facts.Use], gpu: "Gpu") -> str:
@@ -256,8 +261,7 @@ class PrecisionUnsupportedByGpu(Rule):
             fix = "Remove `tf32: true` (or set `tf32: false`)."
         else:
             fix = "Remove tf32=True (or set it from torch.cuda.get_device_capability()[0] >= 8)."
-        yield self.finding(context, setup, tf32.span or tf32.key_span, message, fix=fix,
-                           fixed_setup=setup.set("training.tf32", None, "LL010 fix"), severity=severity)
+        yield self.finding(context, setup, tf32.span or tf32.key_span, message, fix=fix, severity=severity)
 
     # ---- FlashAttention -----------------------------------------------------------------------
     def _attention(self, setup: TrainingSetup, context: "Context", gpu: "Gpu") -> Iterable[Finding]:
@@ -297,6 +301,4 @@ class PrecisionUnsupportedByGpu(Rule):
             fix = ('Use attn_implementation="sdpa" (PyTorch\'s scaled-dot-product attention, whose '
                    'memory-efficient kernel runs on this card).') if not config else \
                 "Use `attn_implementation: sdpa`."
-        yield self.finding(context, setup, attn.span or attn.key_span, message, fix=fix,
-                           fixed_setup=setup.set("model.attn_implementation", "sdpa", "LL010 fix"),
-                           severity=severity)
+        yield self.finding(context, setup, attn.span or attn.key_span, message, fix=fix, severity=severity)

@@ -162,6 +162,11 @@ def unmatched_entries(value: Any, arch: "Architecture") -> Unmatched | None:
     entries = tuple(dict.fromkeys(e for e in value if e and e.lower() not in _ALL_LINEAR))
     if not entries:
         return None
+    # the common case without walking every module: plain names that are all this model's
+    leaves = {s.name for s in arch.block_linears()} | {
+        p.rsplit(".", 1)[-1] for p in (arch.embedding_name, arch.lm_head_name, *arch.extra_embedding_names)}
+    if all("." not in e and e in leaves for e in entries):
+        return None
     try:
         c = count_trainable(arch, 8, entries, None)
     except (ValueError, TypeError):
