@@ -210,3 +210,16 @@ def test_tf32_in_a_yaml_config_is_an_error_on_a_t4(tmp_path, text):
     found = [f for f in result.findings if f.code == "LL010"]
     assert [(f.severity, f.span.line) for f in found] == [(Severity.ERROR, text.count("\n", 0, text.index("tf32")) + 1)]
     assert [f for f in lint(path, Settings(gpu="a100-80gb")).findings if f.code == "LL010"] == []
+
+
+def test_list_gpus_shows_the_compute_capability_and_its_source():
+    from click.testing import CliRunner
+
+    from lintlora.estimate.command import estimate_cmd
+
+    table = CliRunner().invoke(estimate_cmd, ["--list-gpus"]).output.splitlines()
+    assert table[0].split()[-1] == "cc"
+    assert next(line for line in table if "Tesla T4" in line).split()[-1] == "7.5"
+    data = json.loads(CliRunner().invoke(estimate_cmd, ["--list-gpus", "--format", "json"]).output)
+    t4 = next(d for d in data if d["name"] == "Tesla T4")
+    assert t4["compute_capability"] == "7.5" and "NVCC" in t4["compute_capability_source"]
