@@ -52,3 +52,27 @@ def test_the_guard():
 
     with pytest.raises(UnsafePatternError):
         count_trainable(resolve_architecture("meta-llama/Llama-2-7b-hf"), 8, r"(.*)*x")
+
+
+def test_long_and_many_target_names_are_bounded(tmp_path):
+    """A list of long names (built here, a few MB of source): judged in bounded time, and each
+    name the message repeats is cut to 80 characters; more than 64 entries are not judged."""
+    long = "q_proj" + "x" * 200_000
+    names = ["q_proj", "v_proj", "gate_proj", "o_proj." + "y" * 100_000, long]
+    path = tmp_path / "train.py"
+    script = SCRIPT.replace("{pattern!r}", repr(names)).replace("meta-llama/Llama-2-7b-hf",
+                                                                 "microsoft/Phi-3-mini-4k-instruct")
+    path.write_text(script, encoding="utf-8")
+    from rules_support import lint
+
+    from lintlora.settings import Settings
+
+    start = time.monotonic()
+    result = lint(path, Settings(gpu="a100-80gb"))
+    assert time.monotonic() - start < 30
+    [f] = [f for f in result.findings if f.code == "LL012"]
+    assert len(f.message) < 2_000 and len(f.fix or "") < 2_000
+    many = tmp_path / "many.py"
+    many.write_text(SCRIPT.replace("{pattern!r}", repr([f"q_proj{i}" for i in range(65)] + ["q_proj"]))
+                    .replace("meta-llama/Llama-2-7b-hf", "microsoft/Phi-3-mini-4k-instruct"), encoding="utf-8")
+    assert [f for f in lint(many, Settings()).findings if f.code == "LL012"] == []

@@ -200,8 +200,16 @@ def _trainable(arch: Any, r: int, targets: Any, saves: Any) -> int | None:
         return None
 
 
+_SHOWN_CHARS = 80
+"""Longest name a message repeats (the names come from the linted file)."""
+
+
+def _shown(name: str) -> str:
+    return name if len(name) <= _SHOWN_CHARS else name[:_SHOWN_CHARS] + "..."
+
+
 def _words(names: Iterable[str]) -> str:
-    return join_words([f"`{n}`" for n in names])
+    return join_words([f"`{_shown(n)}`" for n in names])
 
 
 class TargetModulesUnmatched(Rule):
@@ -248,10 +256,10 @@ class TargetModulesUnmatched(Rule):
         fixed_targets: Any = None
         if u.pattern is not None:
             severity = Severity.ERROR
-            parts.append(f"{key}={u.pattern!r} matches no module of {arch.name} (a string is a regular "
+            parts.append(f"{key}={_shown(u.pattern)!r} matches no module of {arch.name} (a string is a regular "
                          "expression peft must match against a module's full name, such as "
                          f"`{arch.module_path(0, arch.block_linears()[0])}`): peft raises \"Target modules "
-                         f"{u.pattern} not found in the base model\" when it wraps the model.")
+                         f"{_shown(u.pattern)} not found in the base model\" when it wraps the model.")
             fixed_targets = "all-linear"
             fix = ('Name the modules in a list (peft then matches each name as the end of a module path), '
                    f'e.g. {list(dict.fromkeys(s.name for s in arch.block_linears() if s.role != "router"))}, '
@@ -265,7 +273,7 @@ class TargetModulesUnmatched(Rule):
             fixed_targets = tuple(kept) + tuple(e for e in u.unknown if e not in kept) or None
             if u.none_match:
                 severity = Severity.ERROR
-                listed = "{" + ", ".join(repr(e) for e in u.entries) + "}"
+                listed = "{" + ", ".join(repr(_shown(e)) for e in u.entries) + "}"
                 parts.append(f"{key} lists {missing}, none of which {arch.name} has (its linear layers are "
                              f"{have}): peft adapts nothing and raises \"Target modules {listed} not found in "
                              "the base model\" when it wraps the model.")
@@ -285,14 +293,14 @@ class TargetModulesUnmatched(Rule):
             if as_written is not None and not u.none_match:
                 text = f"That trains {count(as_written)} parameters"
                 if meant_count is not None and meant_count != as_written:
-                    text += f" instead of {count(meant_count)} with {list(fixed_targets)}"
+                    text += f" instead of {count(meant_count)} with {[_shown(e) for e in fixed_targets]}"
                 text += "."
                 if r is None:
                     text += " (LoRA rank not resolved: counted with r=8, peft's default.)"
                 parts.append(text)
             if fixed_targets:
-                shown = (", ".join(fixed_targets) if config and setup.framework == "llama-factory"
-                         else list(fixed_targets))
+                names = [_shown(e) for e in fixed_targets]
+                shown = ", ".join(names) if config and setup.framework == "llama-factory" else names
                 fix = f"Use the names {arch.name} has: {key}={shown}" + (
                     ' (or "all-linear" for every linear layer but the output layer).'
                     if not config else ".")
