@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
     from lintlora.estimate.architecture import Architecture
 
-__all__ = ["TargetModulesUnmatched", "unmatched_entries", "Unmatched"]
+__all__ = ["TargetModulesUnmatched", "unmatched_entries", "names_known", "Unmatched"]
 
 _PEFT_FRAMEWORKS = frozenset({"transformers", "trl", "torch", "axolotl", "llama-factory"})
 """Stacks that hand ``target_modules`` to peft's ``LoraConfig`` as written (axolotl
