@@ -28,7 +28,9 @@ EXPECTED = {
     "LL007": "dataloader-workers",
     "LL008": "does-not-fit",
     "LL009": "checkpointing-without-input-grads",
+    "LL010": "precision-unsupported-by-gpu",
     "LL011": "fp16-trainable-weights",
+    "LL012": "target-modules-unmatched",
 }
 
 

@@ -66,8 +66,9 @@ def test_which_rules_depend_on_settings():
     declared = {getattr(r, "code", ""): r.depends_on_settings for r in available_rules()
                 if getattr(r, "code", "").startswith("LL")}
     # LL001: the estimate (model); LL002: the GPU; LL003: the architecture; LL007: --cpus;
-    # LL008: the GPU and the estimate
-    assert {c for c, d in declared.items() if d} == {"LL001", "LL002", "LL003", "LL007", "LL008"}
+    # LL008: the GPU and the estimate; LL010: the GPU; LL012: the architecture
+    assert {c for c, d in declared.items() if d} == {"LL001", "LL002", "LL003", "LL007", "LL008",
+                                                      "LL010", "LL012"}
     assert not UnusedSuppression.depends_on_settings
 
 

@@ -55,20 +55,22 @@ def _parse_count(text: str | None, option: str = "--params", maximum: float = MA
 
 
 def _print_gpus(fmt: str) -> None:
-    """``--list-gpus``: the catalog as a table (or JSON): lookup name, name, memory, bf16."""
+    """``--list-gpus``: the catalog as a table (or JSON): lookup name, name, memory, bf16, CUDA
+    compute capability (``cc``; ``-`` for AMD cards; JSON also gives its source)."""
     from lintlora.estimate.gpus import list_gpus
 
     gpus = list_gpus()
     if fmt == "json":
         click.echo(json.dumps([{"key": (g.aliases or (g.key,))[0], "name": g.name, "memory_bytes": g.memory_bytes,
                                 "memory_kind": g.memory_kind, "memory_source": g.memory_source,
-                                "bf16": g.bf16_supported} for g in gpus],
+                                "bf16": g.bf16_supported, "compute_capability": g.compute_capability,
+                                "compute_capability_source": g.compute_capability_source} for g in gpus],
                               indent=2))
         return
     rows = [((g.aliases or (g.key,))[0], g.name, f"{g.memory_gib:.2f}",
              g.memory_kind,
-             "yes" if g.bf16_supported else "no") for g in gpus]
-    head = ("--gpu", "name", "GiB", "memory", "bf16")
+             "yes" if g.bf16_supported else "no", g.compute_capability or "-") for g in gpus]
+    head = ("--gpu", "name", "GiB", "memory", "bf16", "cc")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     for r in [head, *rows]:
         click.echo("  ".join(c.rjust(w) if i == 2 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())

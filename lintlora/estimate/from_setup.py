@@ -111,6 +111,8 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
                                                                           "all_linear"):
             import re
 
+            from lintlora.estimate.params import MAX_PATTERN_CHARS, pattern_may_backtrack
+
             try:
                 re.compile(target_value)  # peft matches a string with re.fullmatch
             except re.error as exc:
@@ -118,6 +120,12 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
                 notes.append(f"target_modules {target_value!r} is not a valid regular expression "
                              f"({exc}; peft would raise): assumed peft's default for the model type")
                 target_value = None
+            else:
+                if len(target_value) > MAX_PATTERN_CHARS or pattern_may_backtrack(target_value):
+                    assumed.append("target_modules")
+                    notes.append(f"target_modules pattern {target_value[:80]!r} is not matched (it could "
+                                 "backtrack for exponential time): assumed peft's default for the model type")
+                    target_value = None
         try:
             resolve_targets(arch, target_value)
         except NoDefaultTargetsError:

@@ -51,7 +51,11 @@ class Gpu:
         bf16_tflops: dense BF16 tensor TFLOP/s (10**12 FLOP/s), ``None`` without bf16.
         fp16_tflops: dense FP16 tensor TFLOP/s with FP32 accumulate (what AMP training uses).
         memory_bandwidth_gbps: peak DRAM bandwidth in GB/s (10**9 bytes/s).
-        compute_capability: CUDA ``"major.minor"`` or ``None`` (AMD).
+        compute_capability: CUDA ``"major.minor"`` or ``None`` (AMD); every NVIDIA record cites
+            it in ``compute_capability_source`` (NVIDIA's developer.nvidia.com/cuda-gpus table
+            and the catalog's other sources). ``bf16_supported`` agrees with it (8.0 and newer),
+            which ``tests/test_estimate_catalogs.py`` checks for every record.
+        compute_capability_source: the catalog's source tags for ``compute_capability``.
         vendor, arch: identification.
         sources: the catalog's source tags for this record.
         aliases: lookup names from the catalog (``t4``, ``rtx3090``), the usual one first.
@@ -73,6 +77,27 @@ class Gpu:
     aliases: tuple[str, ...] = ()
     memory_kind: str = "nominal"
     ambiguity_note: str | None = None
+    compute_capability_source: str = ""
+
+    @property
+    def capability(self) -> tuple[int, int] | None:
+        """``compute_capability`` as ``(major, minor)`` integers (``"7.5"`` -> ``(7, 5)``), or
+        ``None`` when the card has none (AMD) or the catalog text is not ``"major.minor"``."""
+        text = self.compute_capability
+        if not isinstance(text, str):
+            return None
+        major, _, minor = text.partition(".")
+        if not (major.isdigit() and (minor.isdigit() or not minor)):
+            return None
+        return int(major), int(minor or 0)
+
+    @property
+    def pre_ampere(self) -> bool | None:
+        """Whether the card predates NVIDIA Ampere: compute capability below 8.0, the line
+        below which there are no bfloat16 or TF32 tensor cores and no FlashAttention-2 kernels
+        (T4 7.5, V100 7.0, P100 6.0, RTX 20xx 7.5). ``None`` without a compute capability."""
+        cap = self.capability
+        return None if cap is None else cap < (8, 0)
 
     @property
     def memory_gib(self) -> float:
@@ -150,6 +175,7 @@ def _catalog() -> tuple[tuple[Gpu, ...], dict[str, Gpu], dict[str, list[str]]]:
             fp16_tflops=rec.get("fp16_fp32acc_tflops_dense") or rec.get("fp16_tensor_tflops_dense"),
             memory_bandwidth_gbps=rec.get("memory_bandwidth_gbps"),
             compute_capability=rec.get("compute_capability"),
+            compute_capability_source=rec.get("compute_capability_source", ""),
             vendor=rec.get("vendor", ""),
             arch=rec.get("arch", ""),
             sources=tuple(rec.get("sources", ())),

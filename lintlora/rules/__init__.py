@@ -51,7 +51,9 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
     ("LL007", "lintlora.rules.ll007_dataloader_workers:DataloaderWorkers"),
     ("LL008", "lintlora.rules.ll008_does_not_fit:DoesNotFit"),
     ("LL009", "lintlora.rules.ll009_checkpointing_without_input_grads:CheckpointingWithoutInputGrads"),
+    ("LL010", "lintlora.rules.ll010_precision_unsupported_by_gpu:PrecisionUnsupportedByGpu"),
     ("LL011", "lintlora.rules.ll011_fp16_trainable_weights:Fp16TrainableWeights"),
+    ("LL012", "lintlora.rules.ll012_target_modules_unmatched:TargetModulesUnmatched"),
 )
 """``(code, "module:Class")`` of every built-in rule: the same table as pyproject's entry points
 (a test keeps the two equal)."""

@@ -102,7 +102,9 @@ def _entry_hits(entry: str, paths: tuple[str, ...], leaves: frozenset[str] | Non
     if save:
         matched = any(p.endswith(entry) for p in paths)
     else:
-        matched = any(p == entry or p.endswith("." + entry) for p in paths)
+        from lintlora.estimate.params import target_matches
+
+        matched = any(target_matches(p, (entry,)) for p in paths)
     if leaves is not None and entry.rsplit(".", 1)[-1] in leaves:
         matched = True
     return matched
@@ -135,7 +137,9 @@ def broad_entries(value: Any, arch: Any, framework: str, *, save: bool = False) 
 
     A string ``target_modules`` is a regular expression peft ``re.fullmatch``es against full
     module paths; ``"all-linear"`` never counts; an invalid expression counts as nothing (peft
-    raises on it). A string ``modules_to_save`` is read as one entry.
+    raises on it), and so does one that may backtrack for exponential time
+    (:func:`lintlora.estimate.params.pattern_may_backtrack`). A string ``modules_to_save`` is
+    read as one entry.
     """
     emb_paths, out_paths = _layer_paths(arch, framework)
     if value is None:
@@ -143,6 +147,10 @@ def broad_entries(value: Any, arch: Any, framework: str, *, save: bool = False) 
     if isinstance(value, str) and not save:
         if value.lower() in ("all-linear", "all_linear"):
             return Broad()
+        from lintlora.estimate.params import MAX_PATTERN_CHARS, pattern_may_backtrack
+
+        if len(value) > MAX_PATTERN_CHARS or pattern_may_backtrack(value):
+            return Broad()  # not matched: it could backtrack for exponential time (hostile input)
         try:
             regex = re.compile(value)
         except re.error:

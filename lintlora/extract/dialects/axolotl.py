@@ -54,6 +54,7 @@ from lintlora.extract.dialects._base import (
     default,
     derived,
 )
+from lintlora.extract.dialects.hf_args import tf32_setting
 from lintlora.extract.yaml_loader import YMap, YSeq
 from lintlora.training_setup import (
     Evidence,
@@ -366,6 +367,9 @@ def _training(doc: ConfigDoc) -> tuple[TrainingArgs, list[Evidence]]:
         s = doc.setting(key)
         if s is not None:
             extra[key] = s
+    tf32 = tf32_setting(doc)  # passed to TrainingArguments: src/axolotl/core/builders/base.py
+    if tf32 is not None:
+        extra["tf32"] = tf32
 
     launch: list[Evidence] = []
     ds = doc.setting("deepspeed", lambda v: v if isinstance(v, (str, dict)) else _bad(v))

@@ -206,6 +206,22 @@ def training_arguments(doc: ConfigDoc, defaults_class: str | None) -> tuple[dict
     return out, evidence
 
 
+def _tf32_value(v: Any) -> Any:
+    if isinstance(v, str) and v.strip().lower() == "auto":
+        return "auto"
+    return as_bool(v)
+
+
+def tf32_setting(doc: ConfigDoc) -> Setting | None:
+    """The config's ``tf32`` key (``TrainingArguments.tf32``, which every dialect built on
+    the Trainer passes through), for ``training.extra["tf32"]``: ``True``/``False``, or
+    ``"auto"`` (axolotl's default: ``is_torch_tf32_available()``, axolotl
+    ``src/axolotl/utils/schemas/config.py`` ``check_tf32``); ``None`` when the key is absent.
+    Read by LL010: transformers raises "--tf32 requires Ampere or a newer GPU arch" when
+    ``TrainingArguments(tf32=True)`` is built on an older GPU (``training_args.py``, 5.24.0)."""
+    return doc.setting("tf32", _tf32_value)
+
+
 def launch_evidence(fields: dict[str, Setting]) -> list[Evidence]:
     """Evidence for DeepSpeed / FSDP named in the file (values written, not defaults)."""
     ev: list[Evidence] = []
@@ -332,6 +348,9 @@ def build(doc: ConfigDoc, dialect: str) -> TrainingSetup:
     fsdp_config = doc.setting("fsdp_config")
     if fsdp_config is not None:  # FSDP's own activation checkpointing lives there
         extra["fsdp_config"] = fsdp_config
+    tf32 = tf32_setting(doc)
+    if tf32 is not None:
+        extra["tf32"] = tf32
     training = TrainingArgs(extra=extra, **fields)
     return doc.new_setup(framework, dialect, model=model, quantization=quant, lora=lora,
                          training=training, launch=tuple(evidence))
@@ -384,6 +403,9 @@ def _build_firefly(doc: ConfigDoc) -> TrainingSetup:
         s = doc.setting(key)
         if s is not None:
             extra[key] = s
+    tf32 = tf32_setting(doc)
+    if tf32 is not None:
+        extra["tf32"] = tf32
     training = TrainingArgs(extra=extra, **fields)
     return doc.new_setup(framework, "firefly", model=model, quantization=quant, lora=lora,
                          training=training, launch=tuple(evidence))

@@ -52,7 +52,7 @@ from lintlora.extract.dialects._base import (
     default,
     derived,
 )
-from lintlora.extract.dialects.hf_args import training_arguments
+from lintlora.extract.dialects.hf_args import tf32_setting, training_arguments
 from lintlora.training_setup import (
     Evidence,
     Lora,
@@ -210,6 +210,9 @@ def build(doc: ConfigDoc) -> TrainingSetup:
         s = doc.setting(key)
         if s is not None:
             extra[key] = s
+    tf32 = tf32_setting(doc)
+    if tf32 is not None:
+        extra["tf32"] = tf32
     if doc.has("fsdp_config") and not any(e.kind == "fsdp" for e in launch):
         where = doc.setting("fsdp_config")
         launch.append(Evidence("fsdp", where.span if where else None, "fsdp_config"))
