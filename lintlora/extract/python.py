@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -49,6 +50,21 @@ _INTERESTING_METHODS = frozenset({
     "print_trainable_parameters", "get_nb_trainable_parameters", "enable_input_require_grads",
     "from_pretrained", "empty_cache", "backward",
 })
+_REPORTS_COUNT = re.compile(
+    r"(?i)^(?!(?:set|make|mark|freeze|unfreeze|enable|disable)_)\w*(?:trainable\w*param|param\w*trainable)")
+"""Names of functions that, by their name, print or count the trainable parameters
+(``print_trainable_parameters``, ``print_trainable_params``,
+``print_number_of_trainable_model_parameters``, ``count_trainable_parameters``); not the
+helpers that change which parameters train (``mark_..._trainable``, ``set_trainable_params``)."""
+
+
+def _is_trl_trainer(canon: str) -> bool:
+    """A TRL trainer class by its canonical name (``trl.SFTTrainer``, ``trl.PPOTrainer``,
+    ``trl.experimental.orpo.ORPOTrainer``...): every one takes ``peft_config=`` and wraps the
+    model with ``get_peft_model`` itself (trl/trainer/*_trainer.py, v1.9.0)."""
+    return canon.startswith("trl.") and canon.endswith("Trainer")
+
+
 # ---- entry points ----------------------------------------------------------------------------
 def extract_python(path: str, source: str) -> list[TrainingSetup]:
     """Extract the training setups of one Python script.
@@ -203,6 +219,10 @@ class _Extractor(SectionBuilders):
                         canon = None
             if canon is not None:
                 f.canon[id(rec)] = canon
+                if method is None and _is_trl_trainer(canon) and self.takes_peft_config(rec, env):
+                    # a TRL trainer given peft_config= wraps the model itself (get_peft_model
+                    # inside its __init__) and never prints the trainable-parameter count
+                    f.calls.append((rec, "trainer_peft_config", canon))
                 if self.add_construct(f, rec, canon):
                     continue
                 if method is None and self.takes_training_arguments(rec, env):
@@ -218,12 +238,17 @@ class _Extractor(SectionBuilders):
                         and "requires_grad" in arg:
                     f.calls.append((rec, "trainable_parameter_count",
                                     "sum(p.numel() ... if p.requires_grad)"))
-            elif type(func) is cst.Name and func.value in ("print_trainable_parameters",
-                                                           "get_nb_trainable_parameters"):
-                # the helper peft's notebooks define and scripts copy: it prints the same count
+            elif type(func) is cst.Name and _REPORTS_COUNT.search(func.value):
+                # the helper peft's notebooks define and scripts copy (a local ``def``, or one
+                # imported from the project's own module: ``from utils import
+                # print_trainable_parameters``): it prints the same count
                 v = r.ev(func, env, rec.order)
-                if isinstance(v, Obj) and v.kind == "scope":
-                    f.calls.append((rec, func.value, f"{func.value} (local helper)"))
+                if not (isinstance(v, Obj) and v.kind == "builtin"):
+                    where = "local helper" if isinstance(v, Obj) and v.kind == "scope" else "project helper"
+                    kind = (func.value if func.value in ("print_trainable_parameters",
+                                                         "get_nb_trainable_parameters")
+                            else "trainable_parameter_count")
+                    f.calls.append((rec, kind, f"{func.value} ({where})"))
         if not f.trainers and unseen_trainers:
             # a trainer class lintlora cannot see (``from component.trainer import
             # LoRATrainer``: the author's own module): taken as a transformers Trainer
@@ -239,6 +264,18 @@ class _Extractor(SectionBuilders):
         f.env_reads.sort(key=lambda read: self.positions.get(read[0]) or (0, 0, 0, 0))
         f.evidence.extend(rank_evidence(self, f.env_reads, f.canon, self.index.calls))
         return f
+
+    def takes_peft_config(self, rec: Any, env: Any) -> bool:
+        """Whether a trainer call is given ``peft_config=`` with a value that may be an adapter
+        config (anything but a literal ``None``; ``peft_config=get_peft_config(model_args)``,
+        which returns ``None`` unless ``--use_peft`` is passed, counts)."""
+        from lintlora.extract.pyresolve import Const
+
+        for a in rec.node.args:
+            if a.keyword is not None and a.keyword.value == "peft_config":
+                v = self.r.ev(a.value, env, rec.order)
+                return not (isinstance(v, Const) and v.value is None)
+        return False
 
     def takes_training_arguments(self, rec: Any, env: Any) -> bool:
         """Whether a call of a class lintlora does not know is a trainer by what it is given:
@@ -342,6 +379,11 @@ class _Extractor(SectionBuilders):
                       "print_trainable_parameters", "get_nb_trainable_parameters",
                       "enable_input_require_grads"):
             f.calls.append((rec, method, None))
+            return
+        if _REPORTS_COUNT.search(method):
+            # a method of the project's own that prints the count (``utils.print_trainable_params
+            # (model)``, ``self.log_trainable_parameters()``)
+            f.calls.append((rec, "trainable_parameter_count", None))
             return
         if method == "resize_token_embeddings":
             f.calls.append((rec, "resize_token_embeddings", None))
@@ -675,10 +717,13 @@ class _Extractor(SectionBuilders):
 
             training = _replace(training, extra={**training.extra, "trainer_class": Setting(
                 trainer_canon, Origin.LITERAL, self.span(rec.node.func))})
+        anchor = self.span(rec.node)
+        # a trainer's own peft_config= wrap belongs to its setup only (two trainers, one file)
+        calls = tuple(c for c in calls if c.kind != "trainer_peft_config" or c.span == anchor)
         return TrainingSetup(
             path=self.path, kind=self.kind,
             framework=self.framework(found, trainer_canon, training_canon),
-            anchor=self.span(rec.node), model=model, quantization=quant, lora=lora,
+            anchor=anchor, model=model, quantization=quant, lora=lora,
             training=training, dataloaders=dataloaders, calls=calls,
             launch=evidence + tuple(tevidence), is_training=self.trainer_trains(rec))
 
