@@ -71,6 +71,11 @@ _TA_ALIASES = {
                                       "gradient_checkpointing_kwargs"),
 }
 _TA_ALIAS_NAMES = frozenset(n for names in _TA_ALIASES.values() for n in names)
+GC_RESET = "gradient_checkpointing_reset"
+"""``TrainingArgs.extra`` key of a conditional ``args.gradient_checkpointing = False``
+(:meth:`SectionBuilders.apply_object_writes`): value ``False``, origin ``VARIABLE``, span the
+written value, key span the assigned attribute, ``source`` the condition in words."""
+_GC_NAMES = frozenset({"gradient_checkpointing", "activation_checkpointing"})
 _TA_EXTRA_DEFAULTS = ("dataloader_persistent_workers", "torch_empty_cache_steps",
                       "auto_find_batch_size")
 _LORA_FIELDS = ("r", "lora_alpha", "lora_dropout", "target_modules", "modules_to_save",
@@ -345,6 +350,9 @@ class SectionBuilders:
         from lintlora.extract.pyresolve import Unknown
 
         writes = self.apply_object_writes(inst, {})
+        extra: dict[str, Setting] = {}
+        if GC_RESET in writes:
+            extra[GC_RESET] = self.setting(*writes.pop(GC_RESET))
         for name in _TA_FIELDS:
             written = next((writes[n] for n in _TA_ALIASES.get(name, (name,)) if n in writes), None)
             if written is not None:
@@ -364,7 +372,7 @@ class SectionBuilders:
             bf = r.getattr(inst, "bf16", None)
             if isinstance(bf, Const) and bf.origin is Origin.LIBRARY_DEFAULT:
                 fields["bf16"] = sft_bf16_default(fields.get("fp16", Setting()))
-        section = TrainingArgs(**fields, span=self.span(inst.node))  # type: ignore[arg-type]
+        section = TrainingArgs(**fields, span=self.span(inst.node), extra=extra)  # type: ignore[arg-type]
         return section, self.training_evidence(section), None
 
     def training_evidence(self, section: TrainingArgs) -> list[Evidence]:
@@ -380,6 +388,24 @@ class SectionBuilders:
                 ev.append(Evidence("ddp-argument", s.key_span or s.span or section.span, name))
         return ev
 
+    def condition_words(self, m: Any, target: str) -> str:
+        """``set to False at line 16 under `if model_args.use_peft:```: the ``if`` tests a
+        statement runs under, as written (an ``else`` branch as ``not (...)``), for messages. A
+        test of the written attribute itself (``if training_args.gradient_checkpointing:``
+        before turning it off) is left out: it does not narrow when the value ends up off."""
+        tests = []
+        for g in m.guards:
+            if g.kind != "if" or g.test is None:
+                continue
+            text = " ".join(self.text(g.test).split())
+            if target in text:
+                continue
+            tests.append(text if g.polarity else f"not ({text})")
+        line = (self.span(m.node) or Span("", 0)).line
+        if not tests:
+            return f"set to False under a condition at line {line}"
+        return f"set to False at line {line} under `if {' and '.join(tests)}:`"
+
     def apply_object_writes(self, obj: Any, args: dict) -> dict:
         """The arguments of a config object after what the script does to it once built:
         ``training_args.gradient_checkpointing = True`` and, for training arguments, the
@@ -391,7 +417,10 @@ class SectionBuilders:
         ``obj`` is the object (a recognised call, or an instance from an argument parser);
         ``args`` maps argument names to ``(value, key node, value node)`` and is returned
         updated (a write to one of the ``gradient_checkpointing``/``activation_checkpointing``
-        names replaces both). In transformers 5.24 the Trainer reads ``activation_checkpointing``
+        names replaces both). A write of ``False`` to one of those names under a condition the
+        file does not decide (or rules out only by a value set at launch) leaves the value as it
+        was and is returned under :data:`GC_RESET` instead, its ``source`` naming the condition:
+        checkpointing is off on that branch whatever the launch passes. In transformers 5.24 the Trainer reads ``activation_checkpointing``
         and the old name is synced only in ``__post_init__``, so an assignment to
         ``gradient_checkpointing`` after construction no longer reaches it there; earlier
         releases read ``gradient_checkpointing`` itself. lintlora takes the assignment at its
@@ -416,10 +445,15 @@ class SectionBuilders:
                 and a.kind == b.kind and (a.data is b.data or a.data == b.data)
 
         def when(guards: tuple, scope: Any, node: Any) -> str | None:
-            """"skip", "unknown" or None (runs) for a write under ``guards``."""
-            state, _d = r.guard_state(guards, scope, None)
+            """"skip", "unknown", "default-off"/"default-on" (ruled out / in only by a value set
+            at launch: an argparse/dataclass/function/environment default) or None (runs) for a
+            write under ``guards``."""
+            state, decider = r.guard_state(guards, scope, None)
+            launch = decider is not None and decider.origin not in (Origin.LITERAL, Origin.VARIABLE)
             if state is False:
-                return "skip"
+                return "default-off" if launch else "skip"
+            if state is True and launch:
+                return "default-on"
             return "unknown" if state is None else None
 
         def put(key: str, value: Any, key_node: Any, value_node: Any) -> None:
@@ -448,6 +482,19 @@ class SectionBuilders:
                 if state == "skip":
                     continue
                 value = r.ev(m.value, Env_of(r, m), m.order)
+                if state in ("unknown", "default-off", "default-on") and m.key in _GC_NAMES \
+                        and isinstance(value, Const) and value.value is False:
+                    # `if model_args.use_peft: training_args.gradient_checkpointing = False`:
+                    # off on that branch whatever the launch passes; kept beside the value the
+                    # other branch has (facts.checkpointing reads both)
+                    out[GC_RESET] = (Const(False, Origin.VARIABLE, m.value,
+                                           self.condition_words(m, f"{self.text(m.root)}.{m.key}")),
+                                     m.node, m.value)
+                    continue
+                if state == "default-off":
+                    continue
+                if state == "default-on":
+                    state = None  # runs unless the launch says otherwise: as before
                 if state == "unknown":
                     value = Unknown(m.value, f"set under a condition at line "
                                              f"{(self.span(m.node) or Span('', 0)).line}")
@@ -458,8 +505,10 @@ class SectionBuilders:
             if not targets(rec.node.func.value, env, rec.order):
                 continue
             state = when(rec.guards, rec.scope, rec.node)
-            if state == "skip":
+            if state in ("skip", "default-off"):
                 continue
+            if state == "default-on":
+                state = None
             method = rec.method
             positional = tuple(p for p, _f, _d in SETTERS[method])
             passed, complete, _u = r.call_kwargs(rec.node, env, rec.order, positional)
