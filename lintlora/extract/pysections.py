@@ -71,6 +71,10 @@ _TA_ALIASES = {
                                       "gradient_checkpointing_kwargs"),
 }
 _TA_ALIAS_NAMES = frozenset(n for names in _TA_ALIASES.values() for n in names)
+DEVICE_MAP_LAUNCHED = "device_map_launched"
+"""``ModelLoad.extra`` key of the ``device_map`` a data-parallel launcher's process passes,
+when it differs from the one the script's defaults give
+(:meth:`SectionBuilders.device_map_launched`)."""
 GC_RESET = "gradient_checkpointing_reset"
 """``TrainingArgs.extra`` key of a conditional ``args.gradient_checkpointing = False``
 (:meth:`SectionBuilders.apply_object_writes`): value ``False``, origin ``VARIABLE``, span the
@@ -622,8 +626,41 @@ class SectionBuilders:
         positional = ("model_name",) if unsloth else _MODEL_LOAD_POSITIONAL
         args, complete, unresolved = r.call_kwargs(load.node, load.env or r.module_env, order,
                                                    positional)
-        return self.model_from_args(args, complete, unresolved, load.node, unsloth,
-                                    variable=self.variable_of(load.node))
+        model, quant = self.model_from_args(args, complete, unresolved, load.node, unsloth,
+                                            variable=self.variable_of(load.node))
+        launched = self.device_map_launched(load, order, positional, model.device_map) \
+            if "device_map" in args else None
+        if launched is not None:
+            import dataclasses
+
+            model = dataclasses.replace(model, extra={**model.extra, DEVICE_MAP_LAUNCHED: launched})
+        return model, quant
+
+    def device_map_launched(self, load: Any, order: int, positional: tuple,
+                            as_read: Setting) -> Setting | None:
+        """The ``device_map`` a process of a data-parallel launch passes (the environment of
+        :data:`lintlora.extract.pyresolve.LAUNCHER_ENV`), when the file reads the rank or world
+        size and that value differs from the one read with the script's defaults
+        (``None if world_size != 1 else "auto"`` is ``"auto"`` by default and ``None`` under a
+        launcher); ``None`` otherwise. Evaluated by a second resolver, only for such files."""
+        if not any(key in _ENV_KEYS for _node, key, _how in getattr(getattr(self, "found", None),
+                                                                       "env_reads", ())):
+            return None
+        from lintlora.extract.pyresolve import LAUNCHER_ENV, Resolver
+
+        lr = getattr(self, "_launch_resolver", None)
+        if lr is None:
+            lr = Resolver(self.r.index, self.r.text_of, self.r.base_dir)
+            lr.launch_env = dict(LAUNCHER_ENV)
+            self._launch_resolver = lr
+        args, _complete, _unresolved = lr.call_kwargs(load.node, load.env or lr.module_env, order, positional)
+        if "device_map" not in args:
+            return None
+        v, key_node, value_node = args["device_map"]
+        launched = self.setting(v, key_node, value_node, "device_map")
+        if not launched.known or (as_read.known and launched.value == as_read.value):
+            return None
+        return launched
 
     def model_from_args(self, args: dict, complete: bool, unresolved: tuple, node: Any,
                         unsloth: bool, variable: str | None = None,
