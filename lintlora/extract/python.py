@@ -74,11 +74,24 @@ def extract_python(path: str, source: str) -> list[TrainingSetup]:
     nothing recognisable.
 
     Raises:
-        ExtractError: LibCST cannot parse the file (with line and column), or it is nested too
-            deeply to parse or analyse (code ``LL000``). Input never causes another exception;
+        ExtractError: LibCST cannot parse the file (with line and column, and what the line is
+            when it is IPython syntax: :func:`lintlora.extract.notebook.ipython_hint`), or it is
+            nested too deeply to parse or analyse (code ``LL000``). Input never causes another exception;
             one would be a lintlora bug, which the engine reports as ``LL999``.
     """
-    return extract_python_source(path, source)
+    try:
+        return extract_python_source(path, source)
+    except ExtractError as exc:
+        # `!pip install x` or `%load_ext` in a .py file: say it is notebook syntax
+        if exc.line is None or exc.code != "LL000":
+            raise
+        from lintlora.extract.notebook import ipython_hint
+
+        lines = source.splitlines()
+        hint = ipython_hint(lines[exc.line - 1], notebook=False) if 1 <= exc.line <= len(lines) else None
+        if hint is None:
+            raise
+        raise ExtractError(f"{exc.message} ({hint})", exc.line, exc.column, exc.code, exc.cell) from None
 
 
 def extract_python_source(path: str, source: str, *,
