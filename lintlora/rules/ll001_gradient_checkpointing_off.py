@@ -139,6 +139,9 @@ def _reason(setup: TrainingSetup, fact: facts.Fact) -> str:
             written = f"gradient_checkpointing={trainer.expr}" if trainer.expr else "gradient_checkpointing"
             reason = f"{written} defaults to False ({_launch_words(trainer)})"
     if setup.kind in ("yaml", "json"):
+        if setup.dialect == "chatglm-finetune" and trainer.known and trainer.origin is Origin.LIBRARY_DEFAULT:
+            return (f"`training_args:` leaves gradient_checkpointing at False and GLM-4's finetune.py turns it "
+                    f"on only when resuming ({trainer.source})")
         if trainer.known and trainer.origin is Origin.LIBRARY_DEFAULT:
             where = f" ({trainer.source})" if trainer.source else ""
             if setup.framework == "litgpt":
@@ -182,6 +185,11 @@ def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
             return ("litgpt's LoRA recipe checkpoints activations only when it trains on several devices "
                     "(FSDP); on one device, lower `train.micro_batch_size` or `train.max_seq_length` if "
                     "memory is short, or switch to a recipe with a checkpointing option.")
+        if setup.dialect == "chatglm-finetune":
+            text = "Set `gradient_checkpointing: true` under `training_args:`"
+            if frozen:
+                text += " with `gradient_checkpointing_kwargs: {use_reentrant: false}`"
+            return text + "."
         if framework == "axolotl":
             text = "Set `gradient_checkpointing: true`"
             if frozen:
