@@ -116,27 +116,53 @@ _PREQUANTIZED_NAME = ("gptq", "awq", "bnb", "4bit", "8bit", "int4", "int8", "nf4
 quantized without a config in the script."""
 
 
-def kbit_prep_checkpoints(setup: TrainingSetup) -> bool | None:
-    """Whether ``prepare_model_for_kbit_training`` can turn checkpointing on for this setup's
-    base (:data:`KBIT_PREP_SOURCE`): True for a base loaded quantized, False for one loaded
-    unquantized (a model whose hub id is read, with no quantization config and no sign of a
-    checkpoint saved quantized), None when that cannot be told (the load is not followed, its
-    quantization is unresolved)."""
-    bits = quant_bits(setup)
-    if bits is None:
+def _quantized_base(bits: Setting | None, method: Setting | None, name: Setting | None) -> bool | None:
+    if bits is None or not bits.known:
         return None
-    if bits > 0:
+    value = bits.value
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        width = int(value)
+    except (ValueError, OverflowError):
+        return None
+    if width > 0:
         return True
-    q = setup.quantization
-    if q is not None and q.method.known and q.method.value not in (None, "", "bitsandbytes"):
+    if method is not None and method.known and method.value not in (None, "", "bitsandbytes"):
         return True  # GPTQ/AWQ/HQQ... configs: quantized whatever the bit field says
-    model = setup.model
-    if model is None or not model.name_or_path.known or not isinstance(model.name_or_path.value, str):
+    if name is None or not name.known or not isinstance(name.value, str):
         return None
-    name = model.name_or_path.value.lower()
-    if any(word in name for word in _PREQUANTIZED_NAME):
+    if any(word in name.value.lower() for word in _PREQUANTIZED_NAME):
         return None
     return False
+
+
+def kbit_prep_checkpoints(setup: TrainingSetup, call: CallSite | None = None) -> bool | None:
+    """Whether ``prepare_model_for_kbit_training`` can turn checkpointing on for the base it
+    prepares (:data:`KBIT_PREP_SOURCE`): True for a base loaded quantized, False for one loaded
+    unquantized (a model whose hub id is read, with no quantization config and no sign of a
+    checkpoint saved quantized), None when that cannot be told (the load is not followed, its
+    quantization is unresolved).
+
+    The base is the call's own (``call.args`` ``base_bits``/``base_method``/``base_name``, the
+    model the Python extractor followed from the call's argument: in ``if quantize: model =
+    ...(quantization_config=...); model = prepare_model_for_kbit_training(model) else: model =
+    ...()`` the call prepares the quantized load); without them, the setup's model. With several
+    calls and no ``call``, True if any prepares a quantized base."""
+    calls = [call] if call is not None else [c for c in setup.calls if c.kind == "prepare_model_for_kbit_training"]
+    answers = []
+    for c in calls:
+        if "base_bits" in c.args:
+            answers.append(_quantized_base(c.args.get("base_bits"), c.args.get("base_method"),
+                                           c.args.get("base_name")))
+    if answers:
+        if True in answers:
+            return True
+        return None if None in answers else False
+    q = setup.quantization
+    bits = Setting(0, Origin.LITERAL) if q is None else q.bits
+    name = setup.model.name_or_path if setup.model is not None else None
+    return _quantized_base(bits, q.method if q is not None else None, name)
 
 
 def kbit_prep_without_checkpointing(setup: TrainingSetup) -> CallSite | None:

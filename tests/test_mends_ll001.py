@@ -172,3 +172,28 @@ def test_an_unknown_model_gets_no_saving_claim_and_stays_info(tmp_path):
     [f] = ll001(tmp_path, src, gpu="rtx4090")
     assert f.severity is Severity.INFO
     assert "largest saving" not in f.message and "no figure" in f.message
+
+
+def test_kbit_prep_on_the_quantized_branch_is_judged_by_that_branch(tmp_path):
+    """peft's own examples (alora_finetuning.py, lorafa_finetuning.py): the helper runs only on
+    the branch that loads the model in 4 bits; the other branch's 16-bit load is not its base."""
+    src = """\
+        import torch
+        from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+        from transformers import AutoModelForCausalLM, BitsAndBytesConfig, Trainer, TrainingArguments
+
+
+        def train(base_model: str = "meta-llama/Llama-2-7b-hf", quantize: bool = False):
+            if quantize:
+                model = AutoModelForCausalLM.from_pretrained(
+                    base_model, quantization_config=BitsAndBytesConfig(load_in_4bit=True))
+                model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=True)
+            else:
+                model = AutoModelForCausalLM.from_pretrained(base_model)
+            model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))
+            model.print_trainable_parameters()
+            args = TrainingArguments(output_dir="out", per_device_train_batch_size=8)
+            Trainer(model=model, args=args, train_dataset=train_dataset).train()
+        """
+    assert [f for f in ll001(tmp_path, src, gpu="rtx4090") if "quantized base" in f.message] == []
+    assert facts.kbit_prep_checkpoints(setup_of(src)) is True

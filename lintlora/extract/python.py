@@ -58,6 +58,12 @@ _REPORTS_COUNT = re.compile(
 helpers that change which parameters train (``mark_..._trainable``, ``set_trainable_params``)."""
 
 
+def _same_guards(a: tuple, b: tuple) -> bool:
+    """Whether two statements sit under the same ``if`` branches (same tests, same sides)."""
+    return len(a) == len(b) and all(x.kind == y.kind and x.test is y.test and x.polarity == y.polarity
+                                    for x, y in zip(a, b))
+
+
 def _is_trl_trainer(canon: str) -> bool:
     """A TRL trainer class by its canonical name (``trl.SFTTrainer``, ``trl.PPOTrainer``,
     ``trl.experimental.orpo.ORPOTrainer``...): every one takes ``peft_config=`` and wraps the
@@ -478,6 +484,7 @@ class _Extractor(SectionBuilders):
                                         ("use_gradient_checkpointing",
                                          "gradient_checkpointing_kwargs"),
                                         defaults_for("prepare_model_for_kbit_training"))
+                args.update(self.prepared_base(rec, raw.get("model")))
             elif kind == "gradient_checkpointing_enable":
                 raw, complete, unresolved = r.call_kwargs(rec.node, env, rec.order,
                                                           ("gradient_checkpointing_kwargs",))
@@ -549,6 +556,42 @@ class _Extractor(SectionBuilders):
         import dataclasses
 
         return tuple(dataclasses.replace(c, order=i) for i, (_rec, c) in enumerate(out))
+
+    def prepared_base(self, rec: Any, model_arg: Any) -> dict[str, Setting]:
+        """What ``prepare_model_for_kbit_training`` is given, for :func:`lintlora.facts.
+        kbit_prep_checkpoints`: the model it prepares followed back to its ``from_pretrained``,
+        as ``base_name`` (the hub id), ``base_bits`` (4/8, 0 for a load without quantization)
+        and ``base_method``. When the argument cannot be followed (a branch the resolver rules
+        out by a default: ``if quantize: model = ...(quantization_config=...); model =
+        prepare_model_for_kbit_training(model)``), the last load before the call on the same
+        branch of the same function; failing that, an unknown ``base_bits`` for a call under a
+        condition (its base may be quantized) and ``{}`` otherwise."""
+        from lintlora.extract.pyresolve import Obj
+
+        load = None
+        if model_arg is not None:
+            load, _loras = self.follow_model(model_arg[0])
+        if load is None:
+            same = [ld for ld in self.found.loads if ld.scope is rec.scope and ld.order < rec.order
+                    and _same_guards(ld.guards, rec.guards)]
+            if same:
+                last = max(same, key=lambda ld: ld.order)
+                v = self.r.ev(last.node, self.r.env_for(last), last.order)
+                v = v.items[0] if hasattr(v, "items") and isinstance(v.items, list) and v.items else v
+                load = v if isinstance(v, Obj) and v.kind == "call" else None
+        if load is None:
+            if any(g.kind != "loop" for g in rec.guards):
+                return {"base_bits": Setting(None, Origin.UNKNOWN, self.span(rec.node), None,
+                                             "the prepared model is loaded on a branch lintlora does not follow")}
+            return {}
+        model, quant = self.model_section(load)
+        out = {"base_name": model.name_or_path}
+        if quant is None:
+            out["base_bits"] = Setting(0, Origin.LITERAL, model.span)
+        else:
+            out["base_bits"] = quant.bits
+            out["base_method"] = quant.method
+        return out
 
     def periodic(self, rec: Any, depth: int = 0) -> bool:
         """Whether an ``if`` inside the call's innermost loop (or per-step hook) runs it only on
