@@ -376,10 +376,10 @@ def _lint_and_render(paths: Sequence[str], case: "fuzz_hostile.Case | None" = No
     from lintlora.settings import Settings
 
     problems = []
-    settings = (Settings(jobs=1, use_cache=False) if cache_dir is None
-                else Settings(jobs=1, use_cache=True, cache_dir=cache_dir))
     try:
-        result = lint_paths(list(paths), settings)
+        # the cache is read only when setups are not kept (lint_paths' keep_setups)
+        result = lint_paths(list(paths), Settings(jobs=1), cache_dir=cache_dir,
+                            keep_setups=cache_dir is None)
     except BaseException as exc:  # noqa: BLE001 - that is what is being looked for
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -462,6 +462,9 @@ def check_cache_tamper(paths: Sequence[str], cache_dir: str, rng: random.Random)
         except OSError:
             continue
     problems, third = _lint_and_render(paths, cache_dir=cache_dir)
+    stored = [e for e in entries if e.endswith(".json")]
+    if not stored and plain is not None and json.loads(plain).get("findings"):
+        problems.append("cache: nothing was written to the cache (the check would be vacuous)")
     if _comparable(first) != _comparable(plain):
         problems.append("cache: the first cached run differs from the uncached run")
     if _comparable(third) != _comparable(plain):

@@ -7,7 +7,8 @@ field sets and types, with
 
 - **paths**: the file's own. The result's path, every finding's span and every diagnostic
   belong to the linted file (``Span.cell`` locates a notebook's cells; a cell number, and the
-  notebook line map, only in a notebook's result);
+  notebook line map, only in a notebook's result, or a Databricks notebook source's: a
+  ``python`` result with a cell map);
 - **numbers**: integers, never booleans; positions (lines, columns, cells) from 1 to
   :data:`MAX_POSITION`; byte figures from 0 to :data:`MAX_BYTES_FIGURE` (breakdown
   components may be floats: finite, within the same magnitude). JSON's ``NaN``, ``Infinity``
@@ -255,7 +256,9 @@ class _Reader:
             raise _Invalid("a kind")
         if self.kind is not _ANY and kind != self.kind:
             raise _Invalid("another kind")
-        self.notebook = kind == "notebook"
+        # cells belong to a notebook, or to a Databricks notebook source (a ``.py`` file read
+        # by cell, lintlora/extract/databricks.py), whose result always carries its cell map
+        self.notebook = kind == "notebook" or (kind == "python" and bool(data["cell_lines"]))
         result = FileResult(path=path, kind=kind, linted=self.flag(data["linted"]))
         result.findings = [self.finding(f) for f in self.items(data["findings"])]
         result.errors = [self.error(e, _ERROR_CODES) for e in self.items(data["errors"])]

@@ -318,6 +318,12 @@ def _extract(path: str, kind: str, text: str, explicit: bool) -> list[TrainingSe
     # own preflight (lintlora/extract/pysyntax.py: CPython's AST parse and a depth check), so
     # the engine no longer parses every file a second time (issue 8)
     if kind == "python":
+        from lintlora.extract.databricks import is_databricks_source
+
+        if is_databricks_source(text):  # a Databricks notebook source: read by cell
+            from lintlora.extract.notebook import extract_databricks
+
+            return list(extract_databricks(path, text))
         from lintlora.extract.python import extract_python
 
         return extract_python(path, text)
@@ -660,11 +666,13 @@ def _finish(result: FileResult, produced: list[tuple[Finding, TrainingSetup | No
                 path, f"could not be parsed ({finding.message}); {SYNTAX_ERROR_CODE} "
                       f"{SYNTAX_ERROR_NAME} is ignored here, so nothing in this file was checked",
                 SYNTAX_ERROR_CODE, finding.span.line, finding.span.column))
-    if kind == "notebook" and text and any(f.span.cell for f in final):
+    if kind in ("notebook", "python") and text and any(f.span.cell for f in final):
+        from lintlora.extract.databricks import databricks_cell_lines
         from lintlora.report.locations import notebook_cell_lines
 
         try:
-            result.cell_lines = notebook_cell_lines(text)
+            # a .py file with cell spans is a Databricks notebook source
+            result.cell_lines = notebook_cell_lines(text) if kind == "notebook" else databricks_cell_lines(text)
         except Exception:  # noqa: BLE001 - only a nicety for SARIF/annotations
             result.cell_lines = {}
     return result

@@ -20,7 +20,8 @@ __all__ = [
     "Fact", "checkpointing", "is_quantized", "quant_bits", "DATA_PARALLEL_KINDS",
     "WEAK_PARALLEL_KINDS", "data_parallel", "weak_parallel", "frozen_base", "Use", "fp16_uses",
     "dataloader_workers", "LAUNCH_ORIGINS", "set_at_launch", "launch_hint", "added_tokens",
-    "has_hf_model", "deciding_call", "peft_wraps", "unsure_peft_wrap",
+    "has_hf_model", "deciding_call", "peft_wraps", "unsure_peft_wrap", "kbit_prep_checkpoints",
+    "kbit_prep_without_checkpointing", "checkpointing_reset", "KBIT_PREP_SOURCE",
 ]
 
 # ---- values the user sets at launch ----------------------------------------------------------
@@ -82,6 +83,9 @@ class Fact:
         at_launch: when the answer rests on a default the user replaces at launch
             (:func:`set_at_launch`), how: ``"unless --gradient_checkpointing is passed at
             launch"``; ``None`` otherwise.
+        condition: when the answer holds on one branch of the script only, that branch in
+            words (``"set to False at line 16 under `if model_args.use_peft:`"``); ``None``
+            otherwise.
     """
 
     value: bool | None
@@ -89,6 +93,7 @@ class Fact:
     reason: str
     from_default: bool = False
     at_launch: str | None = None
+    condition: str | None = None
 
 
 def deciding_call(setup: TrainingSetup, fact: Fact) -> CallSite | None:
@@ -99,15 +104,102 @@ def deciding_call(setup: TrainingSetup, fact: Fact) -> CallSite | None:
     return next((call for call in setup.calls if call.span == fact.span), None)
 
 
-def _call_enables(call: CallSite) -> bool | None:
-    """Whether a call turns checkpointing on (True), off (False), or is unrelated (None)."""
+KBIT_PREP_SOURCE = "peft src/peft/utils/other.py, prepare_model_for_kbit_training (0.20.1.dev0 at 5d602fdbf)"
+"""Where :func:`kbit_prep_checkpoints` is read from: the helper calls
+``model.gradient_checkpointing_enable()`` only when the model ``is_loaded_in_8bit``/``_4bit``
+or is GPTQ/AQLM/EETQ/HQQ/torchao-quantized, and ``use_gradient_checkpointing`` (default True)."""
+
+_PREQUANTIZED_NAME = ("gptq", "awq", "bnb", "4bit", "8bit", "int4", "int8", "nf4", "hqq", "aqlm", "eetq",
+                      "torchao", "fp8", "gguf", "exl2", "quant")
+"""Words in a hub id that mark a checkpoint saved quantized (``TheBloke/...-GPTQ``,
+``unsloth/...-bnb-4bit``): its config.json carries the quantization, so the model loads
+quantized without a config in the script."""
+
+
+def _quantized_base(bits: Setting | None, method: Setting | None, name: Setting | None) -> bool | None:
+    if bits is None or not bits.known:
+        return None
+    value = bits.value
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        width = int(value)
+    except (ValueError, OverflowError):
+        return None
+    if width > 0:
+        return True
+    if method is not None and method.known and method.value not in (None, "", "bitsandbytes"):
+        return True  # GPTQ/AWQ/HQQ... configs: quantized whatever the bit field says
+    if name is None or not name.known or not isinstance(name.value, str):
+        return None
+    if any(word in name.value.lower() for word in _PREQUANTIZED_NAME):
+        return None
+    return False
+
+
+def kbit_prep_checkpoints(setup: TrainingSetup, call: CallSite | None = None) -> bool | None:
+    """Whether ``prepare_model_for_kbit_training`` can turn checkpointing on for the base it
+    prepares (:data:`KBIT_PREP_SOURCE`): True for a base loaded quantized, False for one loaded
+    unquantized (a model whose hub id is read, with no quantization config and no sign of a
+    checkpoint saved quantized), None when that cannot be told (the load is not followed, its
+    quantization is unresolved).
+
+    The base is the call's own (``call.args`` ``base_bits``/``base_method``/``base_name``, the
+    model the Python extractor followed from the call's argument: in ``if quantize: model =
+    ...(quantization_config=...); model = prepare_model_for_kbit_training(model) else: model =
+    ...()`` the call prepares the quantized load); without them, the setup's model. With several
+    calls and no ``call``, True if any prepares a quantized base."""
+    calls = [call] if call is not None else [c for c in setup.calls if c.kind == "prepare_model_for_kbit_training"]
+    answers = []
+    for c in calls:
+        if "base_bits" in c.args:
+            answers.append(_quantized_base(c.args.get("base_bits"), c.args.get("base_method"),
+                                           c.args.get("base_name")))
+    if answers:
+        if True in answers:
+            return True
+        return None if None in answers else False
+    q = setup.quantization
+    bits = Setting(0, Origin.LITERAL) if q is None else q.bits
+    name = setup.model.name_or_path if setup.model is not None else None
+    return _quantized_base(bits, q.method if q is not None else None, name)
+
+
+def kbit_prep_without_checkpointing(setup: TrainingSetup) -> CallSite | None:
+    """The last ``prepare_model_for_kbit_training`` call that does not turn checkpointing on
+    because the base is loaded unquantized (:func:`kbit_prep_checkpoints` is False; BN35 in
+    bug-reports-2), or ``None``."""
+    if kbit_prep_checkpoints(setup) is not False:
+        return None
+    calls = [c for c in setup.calls if c.kind == "prepare_model_for_kbit_training" and not c.synthetic]
+    return max(calls, key=lambda c: c.order) if calls else None
+
+
+def checkpointing_reset(setup: TrainingSetup) -> Setting | None:
+    """The conditional ``training_args.gradient_checkpointing = False`` of the setup (the
+    Python extractor's ``gradient_checkpointing_reset`` extra: a write under an ``if`` the file
+    does not decide, its ``source`` naming the condition), or ``None``."""
+    training = setup.training
+    if training is None:
+        return None
+    reset = training.extra.get("gradient_checkpointing_reset")
+    if reset is None or not reset.is_(False):
+        return None
+    return reset
+
+
+def _call_enables(call: CallSite, kbit_base: bool | None = True) -> bool | None:
+    """Whether a call turns checkpointing on (True), off (False), or is unrelated (None).
+    ``kbit_base`` is :func:`kbit_prep_checkpoints` (``prepare_model_for_kbit_training`` on an
+    unquantized base does neither: the caller skips it)."""
     if call.kind == "gradient_checkpointing_enable":
         return True
     if call.kind == "gradient_checkpointing_disable":
         return False
     if call.kind == "prepare_model_for_kbit_training":
-        # peft/utils/other.py (peft 0.13.2): use_gradient_checkpointing defaults to True and,
-        # when true, the helper calls model.gradient_checkpointing_enable().
+        # peft src/peft/utils/other.py (0.20.1.dev0): use_gradient_checkpointing defaults to
+        # True and, when true and the base is quantized, the helper calls
+        # model.gradient_checkpointing_enable(); on an unquantized base it does not
         arg = call.args.get("use_gradient_checkpointing")
         if arg is None:
             return True
@@ -166,6 +258,14 @@ def checkpointing(setup: TrainingSetup) -> Fact:
     later call settles it. An answer resting on a default the user sets at launch carries
     :attr:`Fact.at_launch`. A hand-written loop with no checkpointing call is "off" only for a
     transformers/peft model (:func:`has_hf_model`); for anything else it is unknown.
+
+    ``prepare_model_for_kbit_training`` turns checkpointing on only for a quantized base
+    (:func:`kbit_prep_checkpoints`): on a base loaded unquantized the call is skipped (it
+    neither enables nor disables), and on one whose quantization cannot be told it counts as
+    enabling (the reading that cannot produce a false "off"). A conditional
+    ``training_args.gradient_checkpointing = False`` (:func:`checkpointing_reset`) makes the
+    answer off on that branch, unless a call turns checkpointing on: the Fact then carries
+    :attr:`Fact.condition` and no :attr:`Fact.at_launch` (no launch option undoes it).
     """
     state: bool | None = False
     span: Span | None = None
@@ -173,11 +273,14 @@ def checkpointing(setup: TrainingSetup) -> Fact:
     decided = False
     decider: Setting | None = None
     unknown_call: CallSite | None = None
+    kbit_base = kbit_prep_checkpoints(setup) if setup.has_call("prepare_model_for_kbit_training") else True
     for call in sorted(setup.calls, key=lambda c: c.order):
-        effect = _call_enables(call)
         if call.kind not in ("gradient_checkpointing_enable", "gradient_checkpointing_disable",
                              "prepare_model_for_kbit_training"):
             continue
+        if call.kind == "prepare_model_for_kbit_training" and kbit_base is False:
+            continue  # peft turns checkpointing on only for a quantized base
+        effect = _call_enables(call, kbit_base)
         if effect is None:
             unknown_call = call
             decided = False
@@ -187,6 +290,13 @@ def checkpointing(setup: TrainingSetup) -> Fact:
         decider = call.args.get("use_gradient_checkpointing")
         reason = f"{call.qualified_name.rsplit('.', 1)[-1]}()"
     trainer_gc: Setting = setup.get("training.gradient_checkpointing")
+    reset = checkpointing_reset(setup)
+    if reset is not None and not (decided and state) and trainer_gc.origin is not Origin.ASSUMED:
+        # (an ASSUMED flag is a fix being evaluated: turning checkpointing on there means
+        # dropping the reset too)
+        written = f"{reset.expr or 'False'}"
+        return Fact(False, reset.key_span or reset.span, f"gradient_checkpointing = {written}",
+                    condition=reset.source or "under a condition")
     if trainer_gc.known and trainer_gc.value:
         return Fact(True, trainer_gc.span, "gradient_checkpointing=True",
                     from_default=trainer_gc.origin.is_default)
@@ -213,6 +323,8 @@ def checkpointing(setup: TrainingSetup) -> Fact:
             return Fact(None, None, "no transformers or peft model: nothing to switch checkpointing on")
         # A hand-written loop with no checkpointing call: off, as transformers models start
         # with checkpointing disabled.
+        if kbit_base is False:
+            return Fact(False, None, "no call in the script turns it on", from_default=True)
         return Fact(False, None, "no checkpointing call in the script", from_default=True)
     return Fact(None, trainer_gc.span, "gradient_checkpointing could not be resolved")
 

@@ -224,8 +224,19 @@ def read_directives(text: str, kind: str) -> list[Directive]:
     if kind in ("python", "yaml") and not _DIRECTIVE_START.search(text):
         return directives
     if kind == "python":
-        for line, col, comment, standalone in python_comments(text):
-            directives.extend(_parse_comment(comment, line, col, None, standalone))
+        from lintlora.extract.databricks import is_databricks_source
+
+        if is_databricks_source(text):
+            from lintlora.extract.notebook import databricks_program
+
+            # a Databricks notebook source: findings carry (cell, line in cell), so do directives
+            program, line_map = databricks_program(text)
+            for line, col, comment, standalone in python_comments(program):
+                cell, in_cell = line_map(line)
+                directives.extend(_parse_comment(comment, in_cell, col, cell, standalone))
+        else:
+            for line, col, comment, standalone in python_comments(text):
+                directives.extend(_parse_comment(comment, line, col, None, standalone))
     elif kind == "notebook":
         for index, source in enumerate(notebook_cells(text), start=1):
             for line, col, comment, standalone in python_comments(source):

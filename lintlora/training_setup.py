@@ -296,7 +296,10 @@ class CallSite:
             ``"dataloader"``, ``"resize_token_embeddings"``, ``"add_tokens"``
             (``add_tokens``/``add_special_tokens`` on a tokenizer), ``"trainable_parameter_count"``
             (a hand-written count of the parameters that require grad:
-            ``sum(p.numel() for p in model.parameters() if p.requires_grad)``),
+            ``sum(p.numel() for p in model.parameters() if p.requires_grad)``, or a call of the
+            project's own helper whose name says it prints or counts them),
+            ``"trainer_peft_config"`` (a TRL trainer given ``peft_config=``: it wraps the model with
+            ``get_peft_model`` itself; ``qualified_name`` is the trainer class),
             ``"peft_from_pretrained"`` (``PeftModel``/``AutoPeftModel*.from_pretrained``, with
             ``is_trainable`` and ``autocast_adapter_dtype`` in ``args``; ``get_peft_model``
             carries ``autocast_adapter_dtype`` when written), ``"add_adapter"``

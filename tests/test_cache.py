@@ -266,12 +266,15 @@ def test_results_of_every_fixture_survive_the_json_round_trip():
 
     by_path: dict[str, FileResult] = {}
     for finding in result.findings:
-        # a cell number belongs to a notebook's result only (lintlora/cache_entry.py)
+        # a cell number belongs to a notebook's result only, or to a Databricks notebook
+        # source's, which carries its cell map (lintlora/cache_entry.py)
         kind = "notebook" if finding.span.path.endswith(".ipynb") else "python"
         by_path.setdefault(finding.span.path, FileResult(finding.span.path, kind)
                            ).findings.append(finding)
     assert by_path
     for path, file_result in by_path.items():
+        if any(f.span.cell for f in file_result.findings):  # a notebook, or a Databricks source
+            file_result.cell_lines = dict(result.cell_lines.get(path, {}))
         encoded = json.loads(json.dumps(encode_result(file_result)))
         assert decode_result(encoded).findings == file_result.findings, path
 

@@ -83,8 +83,9 @@ def test_trl_sft():
     assert t.gradient_checkpointing.origin is Origin.LIBRARY_DEFAULT
     assert "sft_config.py" in t.gradient_checkpointing.source
     assert t.bf16.value is True  # not fp16
-    assert [c.kind for c in s.calls] == ["print_trainable_parameters"]
-    assert s.calls[0].qualified_name == "trainer.model.print_trainable_parameters"
+    assert [c.kind for c in s.calls] == ["trainer_peft_config", "print_trainable_parameters"]
+    assert s.calls[0].qualified_name == "trl.SFTTrainer"
+    assert s.calls[1].qualified_name == "trainer.model.print_trainable_parameters"
 
 
 def test_torch_loop():

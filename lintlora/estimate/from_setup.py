@@ -235,6 +235,16 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         notes.append(f"{td_words} with a quantized base: the non-quantized weights load in the "
                      "checkpoint's dtype under transformers 5 (float16 under 4.x: the bitsandbytes quantizer's "
                      "update_torch_dtype), 16-bit either way")
+    if not q and weight in ("bfloat16", "float16") and setup.has_call("prepare_model_for_kbit_training"):
+        from lintlora.facts import kbit_prep_checkpoints
+
+        if kbit_prep_checkpoints(setup) is False:
+            # peft src/peft/utils/other.py (0.20.1.dev0) prepare_model_for_kbit_training: on a base
+            # that is not GPTQ/AQLM/EETQ/HQQ/torchao it casts every float16/bfloat16 parameter that
+            # is not a Params4bit to float32: on an unquantized base, every weight (BN35)
+            weight = "float32"
+            notes.append("prepare_model_for_kbit_training() on an unquantized base casts every 16-bit "
+                         "weight to float32 (peft src/peft/utils/other.py), which doubles the weights")
     master = False
     if method == "full" and weight == "float32" and compute in ("bfloat16", "float16"):
         master = True

@@ -43,7 +43,12 @@ _TA_CLASSES = frozenset({"TrainingArguments", "Seq2SeqTrainingArguments", "SFTCo
 """Defaults entries of the training-argument classes (they all inherit the ``set_*`` helpers)."""
 
 __all__ = ["DType", "V", "Const", "Unknown", "Obj", "DictV", "SeqV", "Env", "Frame", "Resolver",
-           "weakest", "INF"]
+           "weakest", "INF", "LAUNCHER_ENV"]
+
+LAUNCHER_ENV = {"WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "1"}
+"""What the second process of a two-process data-parallel launch reads (torchrun, accelerate
+launch, deepspeed set these per process): rank 1, so a per-rank placement
+(``{"": local_rank}``) is told from a hard-coded GPU 0."""
 
 
 class Resolver(ArgumentSources):
@@ -76,6 +81,10 @@ class Resolver(ArgumentSources):
         self._orders: dict[int, list[int] | tuple] = {}  # see _before
         self.spent = 0
         """Cost units of the values computed so far (bounded by pybounds.FILE_BUDGET)."""
+        self.launch_env: dict[str, str] | None = None
+        """Environment values to read instead of the script's defaults (``WORLD_SIZE="2"``...):
+        set on a second resolver that evaluates what a data-parallel launcher's process sees
+        (:data:`LAUNCHER_ENV`); ``None`` reads the defaults."""
 
     # ---- public entry points -----------------------------------------------------------------
     def ev(self, node: cst.BaseExpression | None, env: Env, order: int) -> V:
@@ -429,6 +438,9 @@ class Resolver(ArgumentSources):
         base = self.ev(node.value, env, order)
         key = self.ev(key_node, env, order)
         if isinstance(base, Obj) and base.kind == "qual" and base.data in ("os.environ",):
+            if self.launch_env is not None and isinstance(key, Const) and key.value in self.launch_env:
+                return Const(self.launch_env[key.value], Origin.ENV_DEFAULT, node,
+                             f"${key.value} (under a launcher)")
             return Unknown(node, f"environment variable {self._text(key_node)} (set at launch)")
         if not isinstance(key, Const):
             return Unknown(node, "unresolved key")
@@ -1124,6 +1136,8 @@ class Resolver(ArgumentSources):
                 return Unknown(node, "environment variable")
             key = self.ev(pos[0].value, env, order)
             kname = key.value if isinstance(key, Const) else self._text(pos[0].value)
+            if self.launch_env is not None and kname in self.launch_env:
+                return Const(self.launch_env[kname], Origin.ENV_DEFAULT, node, f"${kname} (under a launcher)")
             dnode = pos[1].value if len(pos) > 1 else (kw["default"].value if "default" in kw
                                                       else None)
             if dnode is None:

@@ -71,6 +71,15 @@ _TA_ALIASES = {
                                       "gradient_checkpointing_kwargs"),
 }
 _TA_ALIAS_NAMES = frozenset(n for names in _TA_ALIASES.values() for n in names)
+DEVICE_MAP_LAUNCHED = "device_map_launched"
+"""``ModelLoad.extra`` key of the ``device_map`` a data-parallel launcher's process passes,
+when it differs from the one the script's defaults give
+(:meth:`SectionBuilders.device_map_launched`)."""
+GC_RESET = "gradient_checkpointing_reset"
+"""``TrainingArgs.extra`` key of a conditional ``args.gradient_checkpointing = False``
+(:meth:`SectionBuilders.apply_object_writes`): value ``False``, origin ``VARIABLE``, span the
+written value, key span the assigned attribute, ``source`` the condition in words."""
+_GC_NAMES = frozenset({"gradient_checkpointing", "activation_checkpointing"})
 _TA_EXTRA_DEFAULTS = ("dataloader_persistent_workers", "torch_empty_cache_steps",
                       "auto_find_batch_size")
 _LORA_FIELDS = ("r", "lora_alpha", "lora_dropout", "target_modules", "modules_to_save",
@@ -357,6 +366,9 @@ class SectionBuilders:
         from lintlora.extract.pyresolve import Unknown
 
         writes = self.apply_object_writes(inst, {})
+        extra: dict[str, Setting] = {}
+        if GC_RESET in writes:
+            extra[GC_RESET] = self.setting(*writes.pop(GC_RESET))
         for name in _TA_FIELDS:
             written = next((writes[n] for n in _TA_ALIASES.get(name, (name,)) if n in writes), None)
             if written is not None:
@@ -376,7 +388,7 @@ class SectionBuilders:
             bf = r.getattr(inst, "bf16", None)
             if isinstance(bf, Const) and bf.origin is Origin.LIBRARY_DEFAULT:
                 fields["bf16"] = sft_bf16_default(fields.get("fp16", Setting()))
-        section = TrainingArgs(**fields, span=self.span(inst.node))  # type: ignore[arg-type]
+        section = TrainingArgs(**fields, span=self.span(inst.node), extra=extra)  # type: ignore[arg-type]
         return section, self.training_evidence(section), None
 
     def object_writes(self) -> dict[int, list[tuple[int, int, Any]]]:
@@ -426,6 +438,24 @@ class SectionBuilders:
                 ev.append(Evidence("ddp-argument", s.key_span or s.span or section.span, name))
         return ev
 
+    def condition_words(self, m: Any, target: str) -> str:
+        """``set to False at line 16 under `if model_args.use_peft:```: the ``if`` tests a
+        statement runs under, as written (an ``else`` branch as ``not (...)``), for messages. A
+        test of the written attribute itself (``if training_args.gradient_checkpointing:``
+        before turning it off) is left out: it does not narrow when the value ends up off."""
+        tests = []
+        for g in m.guards:
+            if g.kind != "if" or g.test is None:
+                continue
+            text = " ".join(self.text(g.test).split())
+            if target in text:
+                continue
+            tests.append(text if g.polarity else f"not ({text})")
+        line = (self.span(m.node) or Span("", 0)).line
+        if not tests:
+            return f"set to False under a condition at line {line}"
+        return f"set to False at line {line} under `if {' and '.join(tests)}:`"
+
     def apply_object_writes(self, obj: Any, args: dict) -> dict:
         """The arguments of a config object after what the script does to it once built:
         ``training_args.gradient_checkpointing = True`` and, for training arguments, the
@@ -437,7 +467,10 @@ class SectionBuilders:
         ``obj`` is the object (a recognised call, or an instance from an argument parser);
         ``args`` maps argument names to ``(value, key node, value node)`` and is returned
         updated (a write to one of the ``gradient_checkpointing``/``activation_checkpointing``
-        names replaces both). In transformers 5.24 the Trainer reads ``activation_checkpointing``
+        names replaces both). A write of ``False`` to one of those names under a condition the
+        file does not decide (or rules out only by a value set at launch) leaves the value as it
+        was and is returned under :data:`GC_RESET` instead, its ``source`` naming the condition:
+        checkpointing is off on that branch whatever the launch passes. In transformers 5.24 the Trainer reads ``activation_checkpointing``
         and the old name is synced only in ``__post_init__``, so an assignment to
         ``gradient_checkpointing`` after construction no longer reaches it there; earlier
         releases read ``gradient_checkpointing`` itself. lintlora takes the assignment at its
@@ -462,10 +495,15 @@ class SectionBuilders:
                 and a.kind == b.kind and (a.data is b.data or a.data == b.data)
 
         def when(guards: tuple, scope: Any, node: Any) -> str | None:
-            """"skip", "unknown" or None (runs) for a write under ``guards``."""
-            state, _d = r.guard_state(guards, scope, None)
+            """"skip", "unknown", "default-off"/"default-on" (ruled out / in only by a value set
+            at launch: an argparse/dataclass/function/environment default) or None (runs) for a
+            write under ``guards``."""
+            state, decider = r.guard_state(guards, scope, None)
+            launch = decider is not None and decider.origin not in (Origin.LITERAL, Origin.VARIABLE)
             if state is False:
-                return "skip"
+                return "default-off" if launch else "skip"
+            if state is True and launch:
+                return "default-on"
             return "unknown" if state is None else None
 
         def put(key: str, value: Any, key_node: Any, value_node: Any) -> None:
@@ -487,6 +525,19 @@ class SectionBuilders:
                 if state == "skip":
                     continue
                 value = r.ev(m.value, Env_of(r, m), m.order)
+                if state in ("unknown", "default-off", "default-on") and m.key in _GC_NAMES \
+                        and isinstance(value, Const) and value.value is False:
+                    # `if model_args.use_peft: training_args.gradient_checkpointing = False`:
+                    # off on that branch whatever the launch passes; kept beside the value the
+                    # other branch has (facts.checkpointing reads both)
+                    out[GC_RESET] = (Const(False, Origin.VARIABLE, m.value,
+                                           self.condition_words(m, f"{self.text(m.root)}.{m.key}")),
+                                     m.node, m.value)
+                    continue
+                if state == "default-off":
+                    continue
+                if state == "default-on":
+                    state = None  # runs unless the launch says otherwise: as before
                 if state == "unknown":
                     value = Unknown(m.value, f"set under a condition at line "
                                              f"{(self.span(m.node) or Span('', 0)).line}")
@@ -497,8 +548,10 @@ class SectionBuilders:
             if not targets(rec.node.func.value, env, rec.order):
                 continue
             state = when(rec.guards, rec.scope, rec.node)
-            if state == "skip":
+            if state in ("skip", "default-off"):
                 continue
+            if state == "default-on":
+                state = None
             method = rec.method
             positional = tuple(p for p, _f, _d in SETTERS[method])
             passed, complete, _u = r.call_kwargs(rec.node, env, rec.order, positional)
@@ -612,8 +665,41 @@ class SectionBuilders:
         positional = ("model_name",) if unsloth else _MODEL_LOAD_POSITIONAL
         args, complete, unresolved = r.call_kwargs(load.node, load.env or r.module_env, order,
                                                    positional)
-        return self.model_from_args(args, complete, unresolved, load.node, unsloth,
-                                    variable=self.variable_of(load.node))
+        model, quant = self.model_from_args(args, complete, unresolved, load.node, unsloth,
+                                            variable=self.variable_of(load.node))
+        launched = self.device_map_launched(load, order, positional, model.device_map) \
+            if "device_map" in args else None
+        if launched is not None:
+            import dataclasses
+
+            model = dataclasses.replace(model, extra={**model.extra, DEVICE_MAP_LAUNCHED: launched})
+        return model, quant
+
+    def device_map_launched(self, load: Any, order: int, positional: tuple,
+                            as_read: Setting) -> Setting | None:
+        """The ``device_map`` a process of a data-parallel launch passes (the environment of
+        :data:`lintlora.extract.pyresolve.LAUNCHER_ENV`), when the file reads the rank or world
+        size and that value differs from the one read with the script's defaults
+        (``None if world_size != 1 else "auto"`` is ``"auto"`` by default and ``None`` under a
+        launcher); ``None`` otherwise. Evaluated by a second resolver, only for such files."""
+        if not any(key in _ENV_KEYS for _node, key, _how in getattr(getattr(self, "found", None),
+                                                                       "env_reads", ())):
+            return None
+        from lintlora.extract.pyresolve import LAUNCHER_ENV, Resolver
+
+        lr = getattr(self, "_launch_resolver", None)
+        if lr is None:
+            lr = Resolver(self.r.index, self.r.text_of, self.r.base_dir)
+            lr.launch_env = dict(LAUNCHER_ENV)
+            self._launch_resolver = lr
+        args, _complete, _unresolved = lr.call_kwargs(load.node, load.env or lr.module_env, order, positional)
+        if "device_map" not in args:
+            return None
+        v, key_node, value_node = args["device_map"]
+        launched = self.setting(v, key_node, value_node, "device_map")
+        if not launched.known or (as_read.known and launched.value == as_read.value):
+            return None
+        return launched
 
     def model_from_args(self, args: dict, complete: bool, unresolved: tuple, node: Any,
                         unsloth: bool, variable: str | None = None,

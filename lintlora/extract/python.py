@@ -83,6 +83,26 @@ _EMBEDDING_RECEIVER = re.compile(r"get_input_embeddings\(\s*\)$|\b(embed_tokens|
 """The receiver of a ``register_forward_hook`` that makes the embedding output require grad:
 ``model.get_input_embeddings()`` or the embedding module itself (``model.model.embed_tokens``)."""
 
+_REPORTS_COUNT = re.compile(
+    r"(?i)^(?!(?:set|make|mark|freeze|unfreeze|enable|disable)_)\w*(?:trainable\w*param|param\w*trainable)")
+"""Names of functions that, by their name, print or count the trainable parameters
+(``print_trainable_parameters``, ``print_trainable_params``,
+``print_number_of_trainable_model_parameters``, ``count_trainable_parameters``); not the
+helpers that change which parameters train (``mark_..._trainable``, ``set_trainable_params``)."""
+
+
+def _same_guards(a: tuple, b: tuple) -> bool:
+    """Whether two statements sit under the same ``if`` branches (same tests, same sides)."""
+    return len(a) == len(b) and all(x.kind == y.kind and x.test is y.test and x.polarity == y.polarity
+                                    for x, y in zip(a, b))
+
+
+def _is_trl_trainer(canon: str) -> bool:
+    """A TRL trainer class by its canonical name (``trl.SFTTrainer``, ``trl.PPOTrainer``,
+    ``trl.experimental.orpo.ORPOTrainer``...): every one takes ``peft_config=`` and wraps the
+    model with ``get_peft_model`` itself (trl/trainer/*_trainer.py, v1.9.0)."""
+    return canon.startswith("trl.") and canon.endswith("Trainer")
+
 
 # ---- entry points ----------------------------------------------------------------------------
 def extract_python(path: str, source: str) -> list[TrainingSetup]:
@@ -95,13 +115,27 @@ def extract_python(path: str, source: str) -> list[TrainingSetup]:
     engine reports each as an ``LL998`` notice).
 
     Raises:
-        ExtractError: LibCST cannot parse the file (with line and column), or it is nested too
-            deeply to parse or analyse (code ``LL000``); or it is too large to analyse
+        ExtractError: LibCST cannot parse the file (with line and column, and what the line is
+            when it is IPython syntax: :func:`lintlora.extract.notebook.ipython_hint`), or it is
+            nested too deeply to parse or analyse (code ``LL000``; ``LL998`` when the code is
+            valid and only deep for LibCST); or it is too large to analyse
             (:func:`lintlora.extract.limits.python_too_large`, code ``LL998``). Input never
             causes another exception; one would be a lintlora bug, which the engine reports as
             ``LL999``.
     """
-    return extract_python_source(path, source)
+    try:
+        return extract_python_source(path, source)
+    except ExtractError as exc:
+        # `!pip install x` or `%load_ext` in a .py file: say it is notebook syntax
+        if exc.line is None or exc.code != "LL000":
+            raise
+        from lintlora.extract.notebook import ipython_hint
+
+        lines = source.splitlines()
+        hint = ipython_hint(lines[exc.line - 1], notebook=False) if 1 <= exc.line <= len(lines) else None
+        if hint is None:
+            raise
+        raise ExtractError(f"{exc.message} ({hint})", exc.line, exc.column, exc.code, exc.cell) from None
 
 
 def extract_python_source(path: str, source: str, *,
@@ -250,6 +284,10 @@ class _Extractor(SectionBuilders):
                         canon = None
             if canon is not None:
                 f.canon[id(rec)] = canon
+                if method is None and _is_trl_trainer(canon) and self.takes_peft_config(rec, env):
+                    # a TRL trainer given peft_config= wraps the model itself (get_peft_model
+                    # inside its __init__) and never prints the trainable-parameter count
+                    f.calls.append((rec, "trainer_peft_config", canon))
                 if self.add_construct(f, rec, canon):
                     continue
                 if method is None and self.takes_training_arguments(rec, env):
@@ -265,12 +303,17 @@ class _Extractor(SectionBuilders):
                         and "requires_grad" in arg:
                     f.calls.append((rec, "trainable_parameter_count",
                                     "sum(p.numel() ... if p.requires_grad)"))
-            elif type(func) is cst.Name and func.value in ("print_trainable_parameters",
-                                                           "get_nb_trainable_parameters"):
-                # the helper peft's notebooks define and scripts copy: it prints the same count
+            elif type(func) is cst.Name and _REPORTS_COUNT.search(func.value):
+                # the helper peft's notebooks define and scripts copy (a local ``def``, or one
+                # imported from the project's own module: ``from utils import
+                # print_trainable_parameters``): it prints the same count
                 v = r.ev(func, env, rec.order)
-                if isinstance(v, Obj) and v.kind == "scope":
-                    f.calls.append((rec, func.value, f"{func.value} (local helper)"))
+                if not (isinstance(v, Obj) and v.kind == "builtin"):
+                    where = "local helper" if isinstance(v, Obj) and v.kind == "scope" else "project helper"
+                    kind = (func.value if func.value in ("print_trainable_parameters",
+                                                         "get_nb_trainable_parameters")
+                            else "trainable_parameter_count")
+                    f.calls.append((rec, kind, f"{func.value} ({where})"))
         if not f.trainers and unseen_trainers:
             # a trainer class lintlora cannot see (``from component.trainer import
             # LoRATrainer``: the author's own module): taken as a transformers Trainer
@@ -286,6 +329,18 @@ class _Extractor(SectionBuilders):
         f.env_reads.sort(key=lambda read: self.positions.get(read[0]) or (0, 0, 0, 0))
         f.evidence.extend(rank_evidence(self, f.env_reads, f.canon, self.index.calls))
         return f
+
+    def takes_peft_config(self, rec: Any, env: Any) -> bool:
+        """Whether a trainer call is given ``peft_config=`` with a value that may be an adapter
+        config (anything but a literal ``None``; ``peft_config=get_peft_config(model_args)``,
+        which returns ``None`` unless ``--use_peft`` is passed, counts)."""
+        from lintlora.extract.pyresolve import Const
+
+        for a in rec.node.args:
+            if a.keyword is not None and a.keyword.value == "peft_config":
+                v = self.r.ev(a.value, env, rec.order)
+                return not (isinstance(v, Const) and v.value is None)
+        return False
 
     def takes_training_arguments(self, rec: Any, env: Any) -> bool:
         """Whether a call of a class lintlora does not know is a trainer by what it is given:
@@ -431,6 +486,11 @@ class _Extractor(SectionBuilders):
                       "enable_input_require_grads"):
             f.calls.append((rec, method, None))
             return
+        if _REPORTS_COUNT.search(method):
+            # a method of the project's own that prints the count (``utils.print_trainable_params
+            # (model)``, ``self.log_trainable_parameters()``)
+            f.calls.append((rec, "trainable_parameter_count", None))
+            return
         if method == "resize_token_embeddings":
             f.calls.append((rec, "resize_token_embeddings", None))
             return
@@ -542,6 +602,7 @@ class _Extractor(SectionBuilders):
                                         ("use_gradient_checkpointing",
                                          "gradient_checkpointing_kwargs"),
                                         defaults_for("prepare_model_for_kbit_training"))
+                args.update(self.prepared_base(rec, raw.get("model")))
             elif kind == "gradient_checkpointing_enable":
                 raw, complete, unresolved = r.call_kwargs(rec.node, env, rec.order,
                                                           ("gradient_checkpointing_kwargs",))
@@ -645,6 +706,42 @@ class _Extractor(SectionBuilders):
         import dataclasses
 
         return tuple(dataclasses.replace(c, order=i) for i, (_rec, c) in enumerate(out))
+
+    def prepared_base(self, rec: Any, model_arg: Any) -> dict[str, Setting]:
+        """What ``prepare_model_for_kbit_training`` is given, for :func:`lintlora.facts.
+        kbit_prep_checkpoints`: the model it prepares followed back to its ``from_pretrained``,
+        as ``base_name`` (the hub id), ``base_bits`` (4/8, 0 for a load without quantization)
+        and ``base_method``. When the argument cannot be followed (a branch the resolver rules
+        out by a default: ``if quantize: model = ...(quantization_config=...); model =
+        prepare_model_for_kbit_training(model)``), the last load before the call on the same
+        branch of the same function; failing that, an unknown ``base_bits`` for a call under a
+        condition (its base may be quantized) and ``{}`` otherwise."""
+        from lintlora.extract.pyresolve import Obj
+
+        load = None
+        if model_arg is not None:
+            load, _loras = self.follow_model(model_arg[0])
+        if load is None:
+            same = [ld for ld in self.found.loads if ld.scope is rec.scope and ld.order < rec.order
+                    and _same_guards(ld.guards, rec.guards)]
+            if same:
+                last = max(same, key=lambda ld: ld.order)
+                v = self.r.ev(last.node, self.r.env_for(last), last.order)
+                v = v.items[0] if hasattr(v, "items") and isinstance(v.items, list) and v.items else v
+                load = v if isinstance(v, Obj) and v.kind == "call" else None
+        if load is None:
+            if any(g.kind != "loop" for g in rec.guards):
+                return {"base_bits": Setting(None, Origin.UNKNOWN, self.span(rec.node), None,
+                                             "the prepared model is loaded on a branch lintlora does not follow")}
+            return {}
+        model, quant = self.model_section(load)
+        out = {"base_name": model.name_or_path}
+        if quant is None:
+            out["base_bits"] = Setting(0, Origin.LITERAL, model.span)
+        else:
+            out["base_bits"] = quant.bits
+            out["base_method"] = quant.method
+        return out
 
     def periodic(self, rec: Any, depth: int = 0) -> bool:
         """Whether an ``if`` inside the call's innermost loop (or per-step hook) runs it only on
@@ -837,10 +934,13 @@ class _Extractor(SectionBuilders):
 
             training = _replace(training, extra={**training.extra, "trainer_class": Setting(
                 trainer_canon, Origin.LITERAL, self.span(rec.node.func))})
+        anchor = self.span(rec.node)
+        # a trainer's own peft_config= wrap belongs to its setup only (two trainers, one file)
+        calls = tuple(c for c in calls if c.kind != "trainer_peft_config" or c.span == anchor)
         return TrainingSetup(
             path=self.path, kind=self.kind,
             framework=self.framework(found, trainer_canon, training_canon),
-            anchor=self.span(rec.node), model=model, quantization=quant, lora=lora,
+            anchor=anchor, model=model, quantization=quant, lora=lora,
             training=training, dataloaders=dataloaders, calls=calls,
             launch=evidence + tuple(tevidence), is_training=self.trainer_trains(rec))
 

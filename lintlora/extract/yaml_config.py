@@ -30,7 +30,7 @@ _SIGNATURE = re.compile(
     r"""lora_r|lora_rank|lora_alpha|lora_target\w*|target_modules|finetuning_type|"""
     r"""peft_config|per_device_train_batch_size|micro_batch_size|gradient_checkpointing|"""
     r"""use_peft|adapter|load_in_4bit|load_in_8bit|quantization_bit|sequence_len|"""
-    r"""cutoff_len|max_seq_length|enable_activation_checkpointing)["']?[ \t]*:""",
+    r"""cutoff_len|max_seq_length|enable_activation_checkpointing|max_input_length)["']?[ \t]*:""",
     re.MULTILINE)
 
 

@@ -21,6 +21,15 @@ says so; info when the estimate as written fits with :data:`HEADROOM` to spare
 (checkpointing then only costs speed), and info whenever the deciding value is a default the
 user sets at launch (:attr:`lintlora.facts.Fact.at_launch`: an argparse or HfArgumentParser
 option, a dataclass field, an environment variable); the message then says how to set it.
+Info too when there is no figure (the model is unknown): the message then says what
+checkpointing does, not that it is the largest saving (a small seq2seq model may save little).
+A reset under a condition (:attr:`lintlora.facts.Fact.condition`: ``if model_args.use_peft:
+training_args.gradient_checkpointing = False``) is at most a warning; its message names the
+condition and its fix removes the reset, never "pass --gradient_checkpointing" (the script
+would reset it). ``prepare_model_for_kbit_training`` on a base loaded unquantized turns
+nothing on (:func:`lintlora.facts.kbit_prep_without_checkpointing`; peft
+``src/peft/utils/other.py``, 0.20.1.dev0): the message says so and, without a trainer flag to
+point at, the finding points at that call.
 """
 
 from __future__ import annotations
@@ -103,6 +112,9 @@ def _launch_words(setting: Setting) -> str:
 
 def _reason(setup: TrainingSetup, fact: facts.Fact) -> str:
     """What turned checkpointing off, in the file's own spelling."""
+    if fact.condition:
+        return (f"the training arguments' gradient_checkpointing is {fact.condition}, which no launch "
+                "option undoes")
     call = facts.deciding_call(setup, fact)
     if call is not None and call.kind == "prepare_model_for_kbit_training":
         arg = call.args.get("use_gradient_checkpointing")
@@ -128,6 +140,9 @@ def _reason(setup: TrainingSetup, fact: facts.Fact) -> str:
             written = f"gradient_checkpointing={trainer.expr}" if trainer.expr else "gradient_checkpointing"
             reason = f"{written} defaults to False ({_launch_words(trainer)})"
     if setup.kind in ("yaml", "json"):
+        if setup.dialect == "chatglm-finetune" and trainer.known and trainer.origin is Origin.LIBRARY_DEFAULT:
+            return (f"`training_args:` leaves gradient_checkpointing at False and GLM-4's finetune.py turns it "
+                    f"on only when resuming ({trainer.source})")
         if trainer.known and trainer.origin is Origin.LIBRARY_DEFAULT:
             where = f" ({trainer.source})" if trainer.source else ""
             if setup.framework == "litgpt":
@@ -157,6 +172,10 @@ def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
     """The complete remedy, in the terms of the file's own framework or dialect."""
     call = facts.deciding_call(setup, fact)
     framework = setup.framework
+    if fact.condition and setup.kind not in ("yaml", "json"):
+        return (f"Remove the assignment that turns it off (gradient_checkpointing {fact.condition}), or "
+                "assign True there; without it checkpointing follows the training arguments' own "
+                "gradient_checkpointing, which must be on too.")
     if setup.kind in ("yaml", "json"):
         if framework == "llama-factory":
             return ("Remove `disable_gradient_checkpointing: true` (LLaMA-Factory turns checkpointing "
@@ -167,6 +186,11 @@ def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
             return ("litgpt's LoRA recipe checkpoints activations only when it trains on several devices "
                     "(FSDP); on one device, lower `train.micro_batch_size` or `train.max_seq_length` if "
                     "memory is short, or switch to a recipe with a checkpointing option.")
+        if setup.dialect == "chatglm-finetune":
+            text = "Set `gradient_checkpointing: true` under `training_args:`"
+            if frozen:
+                text += " with `gradient_checkpointing_kwargs: {use_reentrant: false}`"
+            return text + "."
         if framework == "axolotl":
             text = "Set `gradient_checkpointing: true`"
             if frozen:
@@ -269,10 +293,18 @@ class GradientCheckpointingOff(Rule):
                 text += f"; activations held at the peak {gib(act_before)} -> {gib(act_after)}"
             parts.append(text + ".")
         else:
+            # no figure: how much it saves is not known (a small seq2seq model at short sequences
+            # saves little), so the finding says less and stays at info (below)
             parts.append("Turning it on keeps only each layer's input and recomputes the rest during the "
-                         "backward pass, usually the largest saving available (no figure: the model is "
-                         "unknown).")
+                         "backward pass; how much that saves here is not estimated (no figure: the model "
+                         "is unknown).")
         parts.append("It costs about one extra forward pass per step.")
+        noop = facts.kbit_prep_without_checkpointing(setup)
+        if noop is not None:
+            line = f" (line {noop.span.line})" if noop.span is not None else ""
+            parts.append(f"prepare_model_for_kbit_training(){line} does not turn it on: peft enables "
+                         "checkpointing there only for a quantized base (peft src/peft/utils/other.py), and "
+                         "this model is loaded unquantized.")
 
         severity = Severity.WARNING
         no_switch = setup.framework == "litgpt" and setup.kind in ("yaml", "json")
@@ -300,13 +332,19 @@ class GradientCheckpointingOff(Rule):
             parts.append(f"The estimate fits on the {figures.gpu or 'GPU'} ({capacity_words}) as written, "
                          "so this matters only if you need the headroom (longer sequences, bigger batches).")
 
+        if fact.condition and severity is Severity.ERROR:
+            severity = Severity.WARNING
+            parts.append("Reported as a warning, not an error: it holds on that branch of the script.")
+        if figures.peak_bytes is None and severity is not Severity.INFO:
+            severity = Severity.INFO
+            parts.append("Reported as info: without a figure it may save little.")
         if fact.at_launch and severity is not Severity.INFO:
             # the run may well be launched with checkpointing on: say so, at info (facts.set_at_launch)
             severity = Severity.INFO
             parts.append("Reported as info: the value is a default chosen at launch.")
 
-        span = fact.span or (setup.training.span if setup.training is not None else None) \
-            or setup.anchor or (setup.model.span if setup.model is not None else None)
+        span = fact.span or (noop.span if noop is not None else None) \
+            or (setup.training.span if setup.training is not None else None) or setup.anchor or (setup.model.span if setup.model is not None else None)
         rests_on = (_reason(setup, fact),) if fact.from_default else ()
         yield self.finding(
             context, setup, span, " ".join(parts),

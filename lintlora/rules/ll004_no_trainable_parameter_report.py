@@ -8,6 +8,20 @@ embedding trained in full (QwenLM/Qwen#797: 28% of parameters trainable whatever
 a frozen model that trains nothing all show up in it. The message states the line the setup
 should print, computed from the architecture with :func:`lintlora.estimate.params.count_trainable`.
 
+A TRL trainer given ``peft_config=`` (``SFTTrainer``, ``DPOTrainer``, ``ORPOTrainer``,
+``KTOTrainer``, ``CPOTrainer``, ``GRPOTrainer``, ``RewardTrainer``, ``PPOTrainer``...) wraps
+the model itself: it calls ``get_peft_model`` in its ``__init__`` (trl ``trl/trainer/
+sft_trainer.py`` and the other trainers, v1.9.0 at f2cd57710) and never prints the count (no
+call to ``print_trainable_parameters`` anywhere in the trl repository at that commit). That
+counts as a wrap too (call kind ``trainer_peft_config``); the fix then says
+``trainer.model.print_trainable_parameters()``.
+
+A call of the project's own helper counts as a report: a local ``def print_trainable_parameters
+(model)`` or one imported from the project (``from utils import print_trainable_parameters``),
+or any function or method whose name says it prints or counts the trainable parameters
+(``print_trainable_params``, ``print_number_of_trainable_model_parameters``; the extractor
+records them as ``trainable_parameter_count``).
+
 Configs have no such call (YAML frameworks print the count themselves), and unsloth prints it
 when training starts: both are skipped.
 
@@ -29,7 +43,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["NoTrainableParameterReport", "expected_count"]
 
-_WRAPPERS = ("get_peft_model", "prepare_model_for_kbit_training")
+_WRAPPERS = ("get_peft_model", "prepare_model_for_kbit_training", "trainer_peft_config")
+_PREFERENCE = ("get_peft_model", "trainer_peft_config", "prepare_model_for_kbit_training")
+"""Which wrap the finding points at when there are several: the one that attaches the adapters."""
 _REPORTS = ("print_trainable_parameters", "get_nb_trainable_parameters", "trainable_parameter_count")
 """Call kinds that report the count: peft's two methods, and a hand-written count of the
 parameters that require grad (``sum(p.numel() for p in model.parameters() if p.requires_grad)``,
@@ -76,11 +92,22 @@ class NoTrainableParameterReport(Rule):
         wraps = [c for c in setup.calls if c.kind in _WRAPPERS and not c.synthetic]
         if not wraps or any(setup.has_call(k) for k in _REPORTS):
             return
-        wrap = min(wraps, key=lambda c: (c.kind != "get_peft_model", c.order))
+        wrap = min(wraps, key=lambda c: (_PREFERENCE.index(c.kind), c.order))
         name = wrap.qualified_name.rsplit(".", 1)[-1] if wrap.qualified_name else wrap.kind
-        parts = [f"The model is wrapped with {name}() but the script never prints its trainable parameters, "
-                 "so adapters on the wrong layers (a target_modules typo, an embedding trained in full) would "
-                 "go unnoticed."]
+        by_trainer = wrap.kind == "trainer_peft_config"
+        if by_trainer:
+            # no LoraConfig resolved: the value may be None at run time (trl's get_peft_config()
+            # returns None unless --use_peft is passed)
+            lora = setup.lora
+            read = lora is not None and any(value.known for _name, value in lora.settings())
+            when = "" if read else " (when peft_config is not None)"
+            parts = [f"{name}(peft_config=...) wraps the model with get_peft_model itself{when}, and TRL "
+                     "never prints the trainable parameters; nor does the script, so adapters on the wrong "
+                     "layers (a target_modules typo, an embedding trained in full) would go unnoticed."]
+        else:
+            parts = [f"The model is wrapped with {name}() but the script never prints its trainable "
+                     "parameters, so adapters on the wrong layers (a target_modules typo, an embedding "
+                     "trained in full) would go unnoticed."]
         arch = context.architecture(setup)
         if arch is None:
             problem = context.architecture_problem(setup) or "the model is unknown"
@@ -91,9 +118,12 @@ class NoTrainableParameterReport(Rule):
                 parts.append(f"No expected count: {why}.")
             else:
                 parts.append(f"For this setup on {arch.name} it should print: {counted.peft_line()}.")
-        yield self.finding(
-            context, setup, wrap.span, " ".join(parts),
-            fix=("Call model.print_trainable_parameters() after get_peft_model(...) and compare it with the "
-                 "expected line; a count far from it means target_modules or modules_to_save are not what "
-                 "you meant."),
-        )
+        if by_trainer:
+            fix = (f"Call trainer.model.print_trainable_parameters() after {name}(...) is built (the trainer "
+                   "holds the wrapped model) and compare it with the expected line; a count far from it means "
+                   "target_modules or modules_to_save are not what you meant.")
+        else:
+            fix = ("Call model.print_trainable_parameters() after get_peft_model(...) and compare it with the "
+                   "expected line; a count far from it means target_modules or modules_to_save are not what "
+                   "you meant.")
+        yield self.finding(context, setup, wrap.span, " ".join(parts), fix=fix)

@@ -23,10 +23,18 @@ Four sub-cases, each with its own message and fix:
 arguments, a rank read that places nothing: :data:`lintlora.facts.WEAK_PARALLEL_KINDS`) are not
 evidence. A ``device_map`` (or offload flag) that is a default the user sets at launch makes the
 finding info, with how it is set (:func:`lintlora.facts.launch_hint`).
+
+A branch on the world size is evidence only for the arm it guards: (a) and (b) judge the map a
+launcher's process passes (``ModelLoad.extra["device_map_launched"]``, read by the Python
+extractor with ``WORLD_SIZE=2``/``LOCAL_RANK=1`` where the map depends on them), so
+``None if world_size != 1 else "auto"`` (and its if/else, ``ddp`` and ``{"": local_rank}``
+forms) is silent, and ``"auto" if world_size > 1 else None`` is an error. A map chosen by a
+launch-time option naming the rank or world size (:data:`_RANK_OPTION`) is not judged.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Iterable
 
 from lintlora import facts
@@ -49,6 +57,13 @@ _CAST_METHODS = (".half", ".float", ".bfloat16", ".double")
 
 _PER_RANK_MAP = ('device_map={"": int(os.environ.get("LOCAL_RANK", 0))} (or {"": '
                  'Accelerator().process_index})')
+
+_RANK_OPTION = re.compile(r"(?i)(?:^|[-.\s])(?:local_rank|local-rank|world_size|world-size|num_processes|"
+                          r"process_index|local_process_index|rank)\b")
+"""A launch-time option or field naming the rank or world size (``--local_rank``, which
+``torch.distributed.launch`` passes per process, ``TrainingArguments.local_rank``,
+``--world_size``): a device_map chosen by it follows the launch, like one chosen by
+``$WORLD_SIZE``."""
 
 _EVIDENCE_WORDS = {
     "accelerator": "creates an accelerate Accelerator",
@@ -145,8 +160,19 @@ class DeviceMap(Rule):
         # environment default (`os.environ.get("LOCAL_RANK", 0)`, or a branch ruled out by
         # `WORLD_SIZE`'s default) is not what runs; nor is a launch-time default such as an
         # argparse `--local_rank` (torch.distributed.launch passes it per process) for (b).
-        launch_decided = dm.origin is Origin.ENV_DEFAULT
+        launch_decided = dm.origin is Origin.ENV_DEFAULT or (
+            facts.set_at_launch(dm) and _RANK_OPTION.search(dm.source or "") is not None)
         hard_coded = dm.origin in (Origin.LITERAL, Origin.VARIABLE, Origin.CONFIG_FILE)
+        launched = setup.model.extra.get("device_map_launched") if setup.model is not None else None
+        if launched is not None and launched.known:
+            # the map a launcher's process passes, read with the launcher's environment: a branch
+            # on the world size is evidence only for the arm it guards. `None if world_size != 1
+            # else "auto"` splits only in one process (correct); `"auto" if world_size > 1 else
+            # None` splits exactly under the launcher (reported)
+            ddp_kind = classify_device_map(launched.value)
+            ddp_map = launched
+        else:
+            ddp_kind, ddp_map = kind, dm
         rests_on = (f"{_map_text(dm.value)} ({dm.origin.value}{', ' + dm.source if dm.source else ''})",) \
             if dm.known and dm.origin.is_default else ()
 
@@ -155,23 +181,34 @@ class DeviceMap(Rule):
         at_launch = f" This is {_map_text(dm.value)} {hint}." if hint else ""
 
         # (a) a map splitting the model, under data-parallel training
-        if evidence and kind["splits"] and setup.is_training and not launch_decided:
+        by_launcher = ddp_map is not dm
+        if evidence and ddp_kind["splits"] and setup.is_training and (by_launcher or not launch_decided):
             qual = f" For a {bits}-bit model accelerate blocks this on purpose." if quantized else ""
+            shown = _map_text(ddp_map.value)
+            if by_launcher:
+                single = ("no device_map" if dm.known and dm.value is None
+                          else _map_text(dm.value) if dm.known else "another map")
+                lead = (f"Under a data-parallel launcher (WORLD_SIZE above 1) the script chooses {shown} "
+                        f"(a single process gets {single}), which splits one model over several GPUs inside "
+                        "one process")
+            else:
+                lead = f"{shown} splits one model over several GPUs inside one process"
             yield self.finding(
-                context, setup, dm_span,
-                f"{_map_text(dm.value)} splits one model over several GPUs inside one process, but "
-                f"{_evidence_phrase(evidence)}, so it trains data-parallel: DistributedDataParallel needs a "
-                f"full replica per process, and accelerate refuses to prepare a model spread over devices "
-                f"(accelerate#1802).{qual}{at_launch}",
-                fix=(f"Load one full replica per process with {_PER_RANK_MAP}; or keep {_map_text(dm.value)} "
+                context, setup, (ddp_map.span or ddp_map.key_span or dm_span) if by_launcher else dm_span,
+                f"{lead}, but {_evidence_phrase(evidence)}, so it trains data-parallel: DistributedDataParallel "
+                f"needs a full replica per process, and accelerate refuses to prepare a model spread over "
+                f"devices (accelerate#1802).{qual}{'' if by_launcher else at_launch}",
+                fix=(f"Load one full replica per process with {_PER_RANK_MAP}; or keep {shown} "
                      "and run a single process (python train.py, or accelerate launch --num_processes 1)."),
                 fixed_setup=setup.set("model.device_map", None, "LL005 fix: one replica per process"),
-                severity=Severity.INFO if hint else Severity.ERROR, rests_on=rests_on,
+                severity=Severity.INFO if hint and not by_launcher else Severity.ERROR,
+                rests_on=() if by_launcher else rests_on,
             )
 
         # (b) everything on GPU 0, under data-parallel training
-        if evidence and kind["zero"] and setup.is_training and hard_coded:
-            yield self._zero_finding(context, setup, dm_span, _map_text(dm.value), evidence)
+        if evidence and ddp_kind["zero"] and setup.is_training and (hard_coded or by_launcher):
+            yield self._zero_finding(context, setup, (ddp_map.span or dm_span) if by_launcher else dm_span,
+                                     _map_text(ddp_map.value), evidence)
         if evidence and setup.is_training and not quantized:
             for call in setup.calls_of("model_move"):
                 if any(_device(a.value) == "cuda:0" for a in call.args.values() if a.known):

@@ -2,7 +2,7 @@
 
 One module per dialect (``axolotl``, ``llama_factory`` with the v0 and v1 schemas,
 ``torchtune``, ``litgpt``, ``hf_args`` for TrainingArguments/SFTConfig files and Firefly,
-``generic``), each citing its tool's own defaults. :func:`detect` tries them in a fixed order,
+``chatglm`` for the ChatGLM3/GLM-4 finetune_demo configs, ``generic``), each citing its tool's own defaults. :func:`detect` tries them in a fixed order,
 most specific first, so a file matches at most one.
 
 :func:`config_key` and :func:`yaml_snippet` give the key a dialect uses for a setup field, so a
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from lintlora.extract.dialects import axolotl, generic, hf_args, litgpt, llama_factory, torchtune
+from lintlora.extract.dialects import axolotl, chatglm, generic, hf_args, litgpt, llama_factory, torchtune
 from lintlora.extract.dialects._base import ConfigDoc
 from lintlora.training_setup import TrainingSetup
 
@@ -40,6 +40,8 @@ def detect(doc: ConfigDoc, explicit: bool = True) -> Dialect | None:
     if torchtune.matches(doc):
         doc.interpolate = True
         return Dialect(torchtune.NAME, torchtune.build)
+    if chatglm.matches(doc):
+        return Dialect(chatglm.NAME, chatglm.build)
     if llama_factory.matches_v1(doc):
         return Dialect(llama_factory.NAME_V1, llama_factory.build_v1)
     if litgpt.matches(doc):
@@ -56,7 +58,7 @@ def detect(doc: ConfigDoc, explicit: bool = True) -> Dialect | None:
     return None
 
 
-DIALECT_NAMES = (torchtune.NAME, llama_factory.NAME_V1, litgpt.NAME, axolotl.NAME,
+DIALECT_NAMES = (torchtune.NAME, chatglm.NAME, llama_factory.NAME_V1, litgpt.NAME, axolotl.NAME,
                  llama_factory.NAME, *hf_args.NAMES, generic.NAME)
 
 _TA = {
@@ -142,6 +144,10 @@ _KEYS: dict[str, dict[str, str | None]] = {
             "lora.modules_to_save": "lora_modules_to_save", "quantization.bits": "load_in_4bit",
             "model.name_or_path": "model_name_or_path"},
     "hf-training-args": dict(_TA),
+    "chatglm-finetune": {**{k: f"training_args.{v}" for k, v in _TA.items()},
+                         "training.max_seq_length": "max_input_length",
+                         "lora.r": "peft_config.r", "lora.lora_alpha": "peft_config.lora_alpha",
+                         "lora.target_modules": "peft_config.target_modules"},
     "firefly": {**_TA, "training.max_seq_length": "max_seq_length", "lora.r": "lora_rank",
                 "lora.lora_alpha": "lora_alpha", "model.name_or_path": "model_name_or_path"},
     "generic": {**_TA, "training.max_seq_length": "max_seq_length",

@@ -171,8 +171,8 @@ _TA_FIELDS: dict[str, tuple[str, Any]] = {
 }
 
 
-def training_arguments(doc: ConfigDoc, defaults_class: str | None) -> tuple[dict[str, Setting],
-                                                                          list[Evidence]]:
+def training_arguments(doc: ConfigDoc, defaults_class: str | None, prefix: str = ""
+                       ) -> tuple[dict[str, Setting], list[Evidence]]:
     """TrainingArgs fields from TrainingArguments-named keys, with the class's defaults.
 
     Args:
@@ -180,6 +180,8 @@ def training_arguments(doc: ConfigDoc, defaults_class: str | None) -> tuple[dict
         defaults_class: ``"TrainingArguments"``, ``"Seq2SeqTrainingArguments"`` or
             ``"SFTConfig"`` for :func:`lintlora.extract.defaults.defaults_for`; ``None`` for
             no defaults.
+        prefix: where the keys sit (``"training_args."`` for a nested section; ``""`` for the
+            top level).
 
     Returns:
         (field name -> Setting, launch evidence from ``deepspeed``/``fsdp``).
@@ -187,21 +189,21 @@ def training_arguments(doc: ConfigDoc, defaults_class: str | None) -> tuple[dict
     defaults = _hf_defaults(defaults_class) if defaults_class else {}
     out: dict[str, Setting] = {}
     for field_name, (key, conv) in _TA_FIELDS.items():
-        s = doc.setting(key, conv)
+        s = doc.setting(prefix + key, conv)
         if s is None and field_name in defaults:
-            s = _with_key(defaults[field_name], key)
+            s = _with_key(defaults[field_name], prefix + key)
         if s is not None:
             out[field_name] = s
     # sequence length: SFTConfig max_length (current trl) or max_seq_length (older trl)
-    seq = doc.setting("max_length", _max_len) or doc.setting("max_seq_length", _max_len)
+    seq = doc.setting(prefix + "max_length", _max_len) or doc.setting(prefix + "max_seq_length", _max_len)
     if seq is None and "max_seq_length" in defaults:
-        seq = _with_key(defaults["max_seq_length"], "max_length")
+        seq = _with_key(defaults["max_seq_length"], prefix + "max_length")
     if seq is not None:
         out["max_seq_length"] = seq
-    if defaults_class == "SFTConfig" and not doc.has("bf16"):
+    if defaults_class == "SFTConfig" and not doc.has(prefix + "bf16"):
         from lintlora.extract.defaults import sft_bf16_default
 
-        out["bf16"] = _with_key(sft_bf16_default(out.get("fp16", Setting())), "bf16")
+        out["bf16"] = _with_key(sft_bf16_default(out.get("fp16", Setting())), prefix + "bf16")
     evidence = launch_evidence(out)
     return out, evidence
 
