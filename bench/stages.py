@@ -2,6 +2,8 @@
 
     python bench/stages.py [--files 600] [--corpus DIR] [--cprofile] [--top 25]
     python bench/stages.py --paths fixtures       # the shipped fixtures instead of a corpus
+    python bench/stages.py --gpu rtx4090          # with a GPU named: the rules that judge the
+                                                  # fit (LL001, LL008, LL010...) estimate more
 
 Lints the corpus (:mod:`bench.corpus`) in this process, one file after another, without the
 results cache, and prints the time spent in each stage, measured by wrapping the functions that
@@ -107,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="lint these files/folders as they are (e.g. fixtures) instead of a corpus")
     parser.add_argument("--cprofile", action="store_true")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--gpu", help="lint against this GPU (default: none named)")
     options = parser.parse_args(argv)
 
     if options.paths:
@@ -130,13 +133,16 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     if profiler:
         profiler.enable()
-    result = lint_paths(targets, jobs=1, keep_setups=False)
+    from lintlora.settings import Settings
+
+    result = lint_paths(targets, Settings(gpu=options.gpu), jobs=1, keep_setups=False)
     if profiler:
         profiler.disable()
     total = time.perf_counter() - start
     print(f"\n{len(result.files)} files, {len(result.findings)} findings, {total:.2f} s "
           f"({total * 1000 / max(len(result.files), 1):.1f} ms a file), one process, no cache"
-          + (" (under cProfile)" if profiler else ""))
+          + (" (under cProfile)" if profiler else "")
+          + (f", --gpu {options.gpu}" if options.gpu else ", no GPU named"))
     # ru_maxrss: KiB on Linux, bytes on macOS (getrusage(2))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2**20 if sys.platform == "darwin" else 2**10)
     print(f"peak RSS of this process: {rss:.0f} MiB")

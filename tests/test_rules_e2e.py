@@ -30,10 +30,15 @@ def expected(path):
 
 def test_every_rule_has_bad_and_good_fixtures():
     names = [p.name for p in FIXTURES]
-    for n in range(0, 8):
-        assert any(x.startswith(f"ll00{n}_bad") for x in names), f"no bad fixture for LL00{n}"
-        if n:
-            assert any(x.startswith(f"ll00{n}_good") for x in names), f"no good fixture for LL00{n}"
+    from lintlora.rules import BUILTIN_RULES
+
+    codes = sorted(code for code, _ in BUILTIN_RULES)
+    assert "LL012" in codes
+    for code in codes:
+        stem = code.lower()
+        assert any(x.startswith(f"{stem}_bad") for x in names), f"no bad fixture for {code}"
+        if code != "LL000":
+            assert any(x.startswith(f"{stem}_good") for x in names), f"no good fixture for {code}"
     assert len([p for p in FIXTURES if p.parent.name == "traps"]) >= 6
 
 
