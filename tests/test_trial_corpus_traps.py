@@ -1,0 +1,50 @@
+"""False alarms found by linting real public files (issue 13's acceptance trial), each reduced to a
+trap fixture under ``fixtures/rules/traps/`` in the style of the file that showed it.
+
+Sources: unslothai/notebooks nb/Llama3.1_(8B)-Alpaca.ipynb @ bdda2efc7ad5 (LL010 on a T4, the card
+the notebook is written for); philschmid/deep-learning-pytorch-huggingface
+training/receipes/llama-3-1-8b-qlora.yaml @ 59b37973074d (LL008 error with ``use_liger: true``);
+modelscope/ms-swift examples/yaml/megatron/sft.yaml @ 3602360a5623 (read as a TRL config).
+"""
+
+from __future__ import annotations
+
+from rules_support import ROOT, lint, settings_from_args
+
+TRAPS = ROOT / "fixtures" / "rules" / "traps"
+
+
+def _codes(name: str, args: str) -> list[tuple[str, str]]:
+    result = lint(TRAPS / name, settings_from_args(args))
+    return [(f.code, f.severity.value) for f in result.findings]
+
+
+def test_unsloth_default_precision_is_chosen_by_the_gpu_not_bf16():
+    # Unsloth turns SFTConfig's bf16/fp16 defaults off and picks float16 on a T4 itself
+    assert [c for c in _codes("ll010_unsloth_precision_by_gpu.py", "--gpu t4") if c[0] == "LL010"] == []
+
+
+def test_unsloth_written_bf16_on_a_t4_still_fires(tmp_path):
+    src = (TRAPS / "ll010_unsloth_precision_by_gpu.py").read_text(encoding="utf-8")
+    bad = tmp_path / "unsloth_bf16.py"
+    bad.write_text(src.replace('report_to = "none",', 'report_to = "none",\n        bf16 = True,'),
+                   encoding="utf-8")
+    result = lint(bad, settings_from_args("--gpu t4"))
+    assert [f.code for f in result.findings if f.code == "LL010"] == ["LL010"]
+
+
+def test_trl_yaml_use_liger_counts_as_the_fused_loss():
+    codes = _codes("ll008_trl_yaml_use_liger.yaml", "--gpu rtx4090")
+    assert "LL008" not in [c for c, _ in codes]
+
+
+def test_trl_yaml_without_liger_still_does_not_fit(tmp_path):
+    src = (TRAPS / "ll008_trl_yaml_use_liger.yaml").read_text(encoding="utf-8")
+    bad = tmp_path / "no_liger.yaml"
+    bad.write_text(src.replace("use_liger: true", "use_liger: false"), encoding="utf-8")
+    result = lint(bad, settings_from_args("--gpu rtx4090"))
+    assert [(f.code, f.severity.value) for f in result.findings if f.code == "LL008"] == [("LL008", "error")]
+
+
+def test_ms_swift_config_is_not_read_as_trl():
+    assert _codes("ms_swift_sft_not_trl.yaml", "--gpu t4") == []
