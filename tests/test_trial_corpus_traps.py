@@ -48,3 +48,17 @@ def test_trl_yaml_without_liger_still_does_not_fit(tmp_path):
 
 def test_ms_swift_config_is_not_read_as_trl():
     assert _codes("ms_swift_sft_not_trl.yaml", "--gpu t4") == []
+
+
+def test_the_fit_list_names_the_sequence_key_the_config_writes(tmp_path):
+    # an older TRL config writes max_seq_length; the change must name it, not current TRL's max_length
+    src = (TRAPS / "ll008_trl_yaml_use_liger.yaml").read_text(encoding="utf-8")
+    bad = tmp_path / "no_liger.yaml"
+    bad.write_text(src.replace("use_liger: true", "use_liger: false"), encoding="utf-8")
+    (finding,) = [f for f in lint(bad, settings_from_args("--gpu rtx4090")).findings if f.code == "LL008"]
+    assert "max_seq_length: " in finding.message and "max_length: " not in finding.message
+    current = tmp_path / "current.yaml"
+    current.write_text(bad.read_text(encoding="utf-8").replace("max_seq_length: 1024", "max_length: 1024"),
+                       encoding="utf-8")
+    (finding,) = [f for f in lint(current, settings_from_args("--gpu rtx4090")).findings if f.code == "LL008"]
+    assert "max_length: " in finding.message and "max_seq_length" not in finding.message
