@@ -62,3 +62,24 @@ def test_the_fit_list_names_the_sequence_key_the_config_writes(tmp_path):
                        encoding="utf-8")
     (finding,) = [f for f in lint(current, settings_from_args("--gpu rtx4090")).findings if f.code == "LL008"]
     assert "max_length: " in finding.message and "max_seq_length" not in finding.message
+
+
+def test_estimate_names_the_notebook_cell_of_a_syntax_error(tmp_path):
+    # brevdev/notebooks mixtral-finetune.ipynb: output pasted into code cell 33 (line 17 of the cell)
+    import json
+
+    from click.testing import CliRunner
+
+    from lintlora.estimate.command import estimate_cmd
+
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": src} for src in (
+        ["from transformers import AutoModelForCausalLM\n",
+         "model = AutoModelForCausalLM.from_pretrained('mistralai/Mistral-7B-v0.1')\n"],
+        ["print(model)\n", "\n", "Meaning Representation: verify_attribute(name[Little Big Adventure])\n"])]
+    nb = tmp_path / "finetune.ipynb"
+    nb.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}),
+                  encoding="utf-8")
+    r = CliRunner().invoke(estimate_cmd, [str(nb), "--gpu", "t4"])
+    assert r.exit_code == 2
+    assert "finetune.ipynb:cell 2:line 3" in r.output
