@@ -83,3 +83,64 @@ def test_estimate_names_the_notebook_cell_of_a_syntax_error(tmp_path):
     r = CliRunner().invoke(estimate_cmd, [str(nb), "--gpu", "t4"])
     assert r.exit_code == 2
     assert "finetune.ipynb:cell 2:line 3" in r.output
+
+
+_AXOLOTL_DPO = """base_model: mistralai/Mistral-7B-Instruct-v0.2
+load_in_4bit: true
+adapter: qlora
+rl: dpo
+datasets:
+  - path: olivermolenschot/alpaca_messages_dpo_test
+    type: chat_template.default
+sequence_len: 2048
+lora_r: 8
+lora_alpha: 16
+lora_target_linear: true
+gradient_accumulation_steps: 4
+micro_batch_size: 16
+optimizer: adamw_bnb_8bit
+bf16: auto
+gradient_checkpointing: true
+"""
+
+_LLAMA_FACTORY_DPO = """model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: dpo
+do_train: true
+finetuning_type: lora
+lora_rank: 8
+lora_target: all
+pref_beta: 0.1
+dataset: dpo_en_demo
+template: qwen3_nothink
+cutoff_len: 2048
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+bf16: true
+"""
+
+
+def _peak(path):
+    from lintlora.engine import read_setups
+    from lintlora.estimate.architecture import resolve_architecture
+    from lintlora.estimate.from_setup import estimate_setup
+    from lintlora.settings import Settings
+
+    (setup,) = read_setups(str(path), Settings())
+    arch = resolve_architecture(setup.get("model.name_or_path").value, framework=setup.framework)
+    return estimate_setup(setup, arch)
+
+
+def test_preference_configs_count_chosen_and_rejected_sequences(tmp_path):
+    # axolotl rl: dpo (mistral/dpo/mistral-dpo-qlora.yml) and LLaMA-Factory stage: dpo / rm
+    # (train_lora/qwen3_lora_dpo.yaml, qwen3_lora_reward.yaml) run both completions per example
+    for name, text, key, plain in (("dpo.yml", _AXOLOTL_DPO, "rl: dpo", ""),
+                                   ("lf_dpo.yaml", _LLAMA_FACTORY_DPO, "stage: dpo", "stage: sft"),
+                                   ("lf_rm.yaml", _LLAMA_FACTORY_DPO.replace("stage: dpo", "stage: rm"),
+                                    "stage: rm", "stage: sft")):
+        paired, single = tmp_path / name, tmp_path / ("single_" + name)
+        paired.write_text(text, encoding="utf-8")
+        single.write_text(text.replace(key + "\n", plain + ("\n" if plain else "")), encoding="utf-8")
+        p, s = _peak(paired), _peak(single)
+        assert p.device_bytes > s.device_bytes * 1.3, name
+        assert any("2 sequences per example" in n for n in p.assumptions), name
+        assert not any("2 sequences per example" in n for n in s.assumptions), name
