@@ -460,7 +460,10 @@ def _read_setups(path: str):
 
         return list(read_setups(path, Settings()))
     except ExtractError as exc:
-        where = f":{exc.line}:{exc.column or 1}" if exc.line else ""
+        # a notebook's error line counts within its code cell (as lint's reports say it)
+        cell = f":cell {exc.cell}" if getattr(exc, "cell", None) else ""
+        where = (f"{cell}:line {exc.line}" if cell and exc.line else cell if cell
+                 else f":{exc.line}:{exc.column or 1}" if exc.line else "")
         raise click.UsageError(f"{path}{where}: {exc.message}") from None
     except NotATrainingConfig as exc:
         raise click.UsageError(f"{path}: not a training config ({exc})") from None

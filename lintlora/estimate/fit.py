@@ -242,13 +242,32 @@ def batch_text(setup: "TrainingSetup | None", dialect: str | None, batch: int, n
     return f"batch size {batch} -> {new} with {acc}{same}"
 
 
+def _yaml_sequence(setup: "TrainingSetup | None", dialect: str, new: int) -> str | None:
+    """``key: new`` for the sequence length in a config, under the key the file itself writes
+    when that is a top-level key other than the dialect's current one (an older TRL config's
+    ``max_seq_length``, which TRL read until 0.20, where current TRL says ``max_length``);
+    else the dialect's key; ``None`` when the dialect has no such key."""
+    line = _Phrasing(dialect).setting("training.max_seq_length", new, "")
+    if line is None or setup is None:
+        return line
+    s = setup.get("training.max_seq_length")
+    own = s.expr if s.origin is Origin.LITERAL and s.expr else None
+    if own and _KEY.fullmatch(own) and ":" in line and _KEY.fullmatch(line.split(":", 1)[0]):
+        return f"{own}: {new}"
+    return line
+
+
+_KEY = re.compile(r"[A-Za-z_]\w*")
+"""A top-level config key (no dots: a nested key is written by :func:`yaml_snippet` alone)."""
+
+
 def sequence_text(setup: "TrainingSetup | None", dialect: str | None, seq: int, new: int) -> str | None:
-    """A sequence-length change to ``new`` tokens in the file's own terms (the dialect's key,
-    else the script's flag, variable or the tokenizer's ``max_length``); ``None`` when the
-    dialect has no such key."""
+    """A sequence-length change to ``new`` tokens in the file's own terms (the key the file
+    writes, else the dialect's key; for Python the script's flag, variable or the tokenizer's
+    ``max_length``); ``None`` when the dialect has no such key."""
     if dialect is None:
         return _python_sequence(setup, seq, new)
-    line = _Phrasing(dialect).setting("training.max_seq_length", new, "")
+    line = _yaml_sequence(setup, dialect, new)
     return None if line is None else f"{line} (from {seq})"
 
 
@@ -312,8 +331,8 @@ def _candidates(arch: Architecture, i: EstimateInputs, dialect: str | None = Non
         add("halve_batch", change, replace(i, batch_size=nb))
     if i.seq_len > 256 and "seq_len" not in assumed:
         ns = i.seq_len // 2
-        line = say.setting("training.max_seq_length", ns,
-                           _python_sequence(setup, i.seq_len, ns) if dialect is None else "")
+        line = (_python_sequence(setup, i.seq_len, ns) if dialect is None
+                else _yaml_sequence(setup, dialect, ns))
         if line is not None and dialect is not None:
             line += f" (from {i.seq_len})"
         add("shorter_sequence", line, replace(i, seq_len=ns))

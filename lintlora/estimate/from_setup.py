@@ -421,6 +421,11 @@ def _preference_trainer(setup: TrainingSetup, extra: Any, method: str, notes: li
     tc = extra.get("trainer_class")
     name = _val(tc) if tc is not None else None
     if not isinstance(name, str):
+        paired = extra.get("paired_forward")  # a YAML dialect's preference stage (axolotl rl:,
+        if paired is not None and paired.is_(True):  # LLaMA-Factory stage:)
+            notes.append(f"{paired.source or 'a preference trainer'} runs each example's chosen and rejected "
+                         "completions in one forward (concatenated along the batch): 2 sequences per example")
+            return 2, False
         return 1, False
     short = name.rsplit(".", 1)[-1]
     seqs = 1

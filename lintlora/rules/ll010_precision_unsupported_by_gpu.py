@@ -83,7 +83,12 @@ def bf16_uses(setup: TrainingSetup) -> list[facts.Use]:
     run time) and unresolved values do not."""
     uses: list[facts.Use] = []
     bf16 = setup.get("training.bf16")
-    if bf16.known and bf16.value is True:
+    # Unsloth's trainers rewrite the TRL config defaults to bf16=False, fp16=False and, with
+    # neither written, pick bf16 only where the GPU supports it, float16 elsewhere (T4, V100):
+    # unsloth unsloth/models/rl.py @ 015bdef0d94a (the replacements "bf16": False / "fp16": False,
+    # and "use_bf16_amp = (not float16) and _bf16_supported()"). A default is then no bf16.
+    unsloth_default = bf16.origin.is_default and setup.framework == "unsloth"
+    if bf16.known and bf16.value is True and not unsloth_default:
         what = _spell(setup, "bf16", "True", "true")
         if setup.framework == "litgpt":
             true = setup.get("model.torch_dtype").is_("bfloat16")

@@ -95,11 +95,17 @@ _TRL_KEYS = frozenset({
 _FIREFLY_KEYS = frozenset({"train_mode", "template_name", "train_file", "use_unsloth",
                            "tokenize_num_workers", "task_type"})
 _MODEL_KEYS = ("model_name_or_path",)
+# ms-swift's own argument names (swift/arguments/base_args/base_args.py @ 3602360a5623:
+# BaseArguments.tuner_type, formerly train_type), fields of neither TrainingArguments nor TRL:
+# a swift config shares max_length/packing/num_train_epochs with TRL but not TRL's defaults
+_SWIFT_KEYS = frozenset({"tuner_type", "train_type"})
 
 
 def matches(doc: ConfigDoc) -> str | None:
     """The dialect name when the file reads as TrainingArguments/SFTConfig fields, else None."""
     keys = set(doc.root.keys())
+    if keys & _SWIFT_KEYS:
+        return None
     ta = keys & TRAINING_ARGUMENT_KEYS
     trl = keys & _TRL_KEYS
     has_model = "model_name_or_path" in keys
@@ -194,6 +200,14 @@ def training_arguments(doc: ConfigDoc, defaults_class: str | None, prefix: str =
             s = _with_key(defaults[field_name], prefix + key)
         if s is not None:
             out[field_name] = s
+    # SFTConfig's use_liger (trl 0.10 to 0.17, the deprecated alias of use_liger_kernel that
+    # __post_init__ copied over; removed in 0.18.0 by trl a8cfca6d0 "Remove deprecated (#3364)"):
+    # read as Liger on, the reading under which the file runs at all (newer trl rejects the key)
+    liger = out.get("use_liger_kernel")
+    if liger is None or liger.origin.is_default:
+        alias = doc.setting(prefix + "use_liger", as_bool)
+        if alias is not None:
+            out["use_liger_kernel"] = alias
     # sequence length: SFTConfig max_length (current trl) or max_seq_length (older trl)
     seq = doc.setting(prefix + "max_length", _max_len) or doc.setting(prefix + "max_seq_length", _max_len)
     if seq is None and "max_seq_length" in defaults:

@@ -200,6 +200,12 @@ def build(doc: ConfigDoc) -> TrainingSetup:
     fields["use_liger_kernel"] = liger or default(False, _SRC_MODEL, "enable_liger_kernel")
 
     extra: dict[str, Setting] = {"stage": stage}
+    # stage dpo (CustomDPOTrainer, a trl DPOTrainer) and rm (PairwiseTrainer) feed each example's
+    # chosen and rejected completions as one batch (PairwiseDataCollatorWithPadding; dpo/trainer.py
+    # concatenated_forward: batch_size = input_ids.size(0) // 2), LLaMA-Factory @ ff6d4d12eeb0
+    if stage.origin is Origin.LITERAL and stage.value in ("dpo", "rm"):
+        extra["paired_forward"] = Setting(True, Origin.LITERAL, stage.span, stage.key_span,
+                                          f"stage: {stage.value} (LLaMA-Factory's pairwise trainer)", "stage")
     if unsloth_gc is not None:
         extra["use_unsloth_gc"] = unsloth_gc
         if unsloth_gc.is_(True) and gc.is_(True):
