@@ -136,3 +136,44 @@ def test_missing_dtype_is_float32_by_the_recipe_default():
     s = text("model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n"
              "  lora_attn_modules: [q_proj]\nbatch_size: 1\n")
     assert at(s, "model.torch_dtype")[:2] == ("float32", Origin.LIBRARY_DEFAULT)
+
+
+def test_a_distributed_recipe_named_in_the_header_is_sharded_evidence():
+    """torchtune configs open with the ``tune run`` command they are for; a ``*_distributed``
+    recipe shards the model over its processes (FSDP), so the one-device verdict does not apply
+    (LL008 stays silent); a single-device header, or one process, is no such evidence."""
+    from lintlora.extract.yaml_config import extract_config
+
+    body = ("model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_70b\n"
+            "  lora_attn_modules: ['q_proj', 'v_proj']\n  lora_rank: 16\n"
+            "batch_size: 2\ndtype: bf16\nenable_activation_checkpointing: True\n")
+    header = "# Config for multi-device LoRA in lora_finetune_distributed.py\n" \
+             "#   tune run --nproc_per_node 8 lora_finetune_distributed --config llama3_3/70B_lora\n"
+    [setup] = extract_config("70B_lora.yaml", header + body, explicit=True)
+    [evidence] = setup.launch
+    assert evidence.kind == "fsdp" and evidence.span.line == 2 and "8 processes" in evidence.detail
+    one = header.replace("--nproc_per_node 8", "--nproc_per_node 1")
+    assert extract_config("one.yaml", one + body, explicit=True)[0].launch == ()
+    single = "#   tune run lora_finetune_single_device --config llama3_1/8B_lora_single_device\n"
+    assert extract_config("single.yaml", single + body, explicit=True)[0].launch == ()
+    later = body + "# tune run --nproc_per_node 8 lora_finetune_distributed\n"  # not the header
+    assert extract_config("later.yaml", later, explicit=True)[0].launch == ()
+
+
+def test_ll008_is_silent_on_a_distributed_recipe_config(tmp_path):
+    from rules_support import lint
+
+    from lintlora.settings import Settings
+
+    header = "#   tune run --nproc_per_node 8 lora_finetune_distributed --config llama3_3/70B_lora\n"
+    body = ("model:\n  _component_: torchtune.models.llama3_3.lora_llama3_3_70b\n"
+            "  lora_attn_modules: ['q_proj', 'k_proj', 'v_proj', 'output_proj']\n"
+            "  lora_rank: 8\nbatch_size: 2\ndtype: bf16\nenable_activation_checkpointing: True\n"
+            "tokenizer:\n  max_seq_len: 4096\n")
+    sharded = tmp_path / "70B_lora.yaml"
+    sharded.write_text(header + body, encoding="utf-8")
+    alone = tmp_path / "70B_lora_single.yaml"
+    alone.write_text(body, encoding="utf-8")
+    settings = Settings(gpu="a100-80gb")
+    assert [f for f in lint(sharded, settings).findings if f.code == "LL008"] == []
+    assert [f for f in lint(alone, settings).findings if f.code == "LL008"]

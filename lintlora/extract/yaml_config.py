@@ -79,7 +79,7 @@ def extract_config(path: str, text: str, *, explicit: bool = True,
     first_reason: str | None = None
     for index, root in enumerate(documents):
         try:
-            setup = _document_setup(root, path, kind, explicit)
+            setup = _document_setup(root, path, kind, explicit, text if index == 0 else "")
         except NotATrainingConfig as exc:
             first_reason = first_reason or str(exc)
             continue
@@ -93,7 +93,8 @@ def extract_config(path: str, text: str, *, explicit: bool = True,
     return setups
 
 
-def _document_setup(root: Any, path: str, kind: str, explicit: bool) -> TrainingSetup:
+def _document_setup(root: Any, path: str, kind: str, explicit: bool,
+                    text: str = "") -> TrainingSetup:
     """The setup of one document, or :class:`NotATrainingConfig` with the reason."""
     from lintlora.extract.dialects import detect
     from lintlora.extract.dialects._base import ConfigDoc
@@ -103,7 +104,7 @@ def _document_setup(root: Any, path: str, kind: str, explicit: bool) -> Training
         raise NotATrainingConfig(
             f"the top level is a {'list' if hasattr(root, 'items') else 'single value'}, "
             "not a mapping of settings")
-    doc = ConfigDoc(root, path, kind)
+    doc = ConfigDoc(root, path, kind, text=text)
     dialect = detect(doc, explicit)
     if dialect is None:
         raise NotATrainingConfig(

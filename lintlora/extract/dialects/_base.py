@@ -208,12 +208,27 @@ class ConfigDoc:
         path: the file's path (for spans).
         kind: ``"yaml"`` or ``"json"``.
         interpolate: resolve OmegaConf ``${a.b}`` references within the file (torchtune).
+        text: the file's text, for what only its comments say (torchtune's header names the
+            recipe and the launch: :func:`header_comments`); empty when not given.
     """
 
     root: YMap
     path: str
     kind: str = "yaml"
     interpolate: bool = False
+    text: str = ""
+
+    def header_comments(self, max_lines: int = 64) -> list[tuple[int, str]]:
+        """The comment lines (1-based line number, text after ``#``) before the first key, at
+        most ``max_lines`` lines read (a bound: a header is a few dozen lines)."""
+        out = []
+        for number, line in enumerate(self.text.splitlines()[:max_lines], start=1):
+            stripped = line.strip()
+            if stripped.startswith("#"):
+                out.append((number, stripped[1:].strip()))
+            elif stripped:
+                break
+        return out
 
     # -- lookup ------------------------------------------------------------------------------
     def entry(self, dotted: str, base: YMap | None = None) -> YEntry | None:

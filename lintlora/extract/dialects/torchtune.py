@@ -29,6 +29,7 @@ OmegaConf interpolations (``${output_dir}``, ``${batch_size}``) are resolved wit
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from lintlora.extract.dialects._base import (
@@ -49,6 +50,7 @@ from lintlora.training_setup import (
     Origin,
     Quantization,
     Setting,
+    Span,
     TrainingArgs,
     TrainingSetup,
 )
@@ -280,5 +282,33 @@ def _training(doc: ConfigDoc, dtype: Setting) -> tuple[TrainingArgs, list[Eviden
         if s is not None:
             launch.append(Evidence("fsdp", s.key_span, f"{key} (a distributed recipe option)"))
             break
+    if not launch:
+        launch += _distributed_header(doc)
     return TrainingArgs(extra=extra, **f), launch
+
+
+_DISTRIBUTED_RECIPE = re.compile(r"\btune\s+run\b.*?\b(\w+_distributed)\b")
+_NPROC = re.compile(r"--nproc_per_node[\s=]+(\d{1,4})\b")
+
+
+def _distributed_header(doc: ConfigDoc) -> list[Evidence]:
+    """The launch a torchtune config's header comment gives: every config in torchtune's
+    ``recipes/configs`` opens with the ``tune run`` command it is meant for (``tune run
+    --nproc_per_node 8 lora_finetune_distributed --config llama3_3/70B_lora``), and a
+    distributed recipe shards the model with FSDP over the processes (torchtune
+    ``recipes/lora_finetune_distributed.py``), which the one-device estimate does not model.
+    Only a ``tune run`` line naming a ``*_distributed`` recipe with more than one process
+    (or no count) counts; a comment is the author's word, so it is evidence of a sharded run,
+    never a value."""
+    for number, comment in doc.header_comments():
+        m = _DISTRIBUTED_RECIPE.search(comment)
+        if not m:
+            continue
+        n = _NPROC.search(comment)
+        if n and int(n.group(1)) <= 1:
+            continue
+        span = Span(doc.path, number, 1)
+        return [Evidence("fsdp", span, f"the config's header runs it with {m.group(1)}"
+                         + (f" on {n.group(1)} processes" if n else ""))]
+    return []
 
