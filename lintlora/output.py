@@ -11,8 +11,9 @@
   device (``/dev/full``, ``/dev/zero``, a terminal other than the process's own), a socket.
   Pipe the standard output instead (``lintlora ... | gzip``).
 - never overwrites a file that is one of the linted inputs (same device and inode, so a
-  symbolic or hard link to one counts) or one git tracks (the path as given, and the file a
-  symbolic link leads to), unless ``force`` (``--force``): a pull request can commit a file
+  symbolic or hard link to one counts), one git tracks (the file a symbolic link leads to), or
+  one reached through a symbolic link that git tracks (the path itself or a folder above it:
+  a committed ``lintlora.sarif`` -> ``~/.bashrc``), unless ``force`` (``--force``): a pull request can commit a file
   named ``--output=.github/workflows/ci.yml``, or a symbolic link where CI writes its report.
 
 Refusals raise :class:`OutputError`: the command line prints ``lintlora: error: ...`` naming the
@@ -179,11 +180,13 @@ def _protected(path: str, st: os.stat_result | None, inputs: Iterable[str]) -> s
                     return "one of the linted files"
             except (OSError, ValueError):
                 continue
-    from lintlora.gitrun import is_tracked  # not gitdiff: that loads difflib and hashlib
+    from lintlora.gitrun import is_tracked, tracked_link_on_path  # not gitdiff: difflib, hashlib
 
-    real = os.path.realpath(path)
-    if is_tracked(path) or (real != os.path.abspath(path) and is_tracked(real)):
+    if is_tracked(path):
         return "tracked by git"
+    link = tracked_link_on_path(path)
+    if link is not None:
+        return f"reached through {link}, a symbolic link git tracks"
     return None
 
 

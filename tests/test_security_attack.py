@@ -1,0 +1,125 @@
+"""Attacks on the trust boundary after issue 12's fixes, as a hostile pull request would try them.
+
+Each test builds its hostile input in ``tmp_path`` (a real git repository where git matters)
+and runs the real command line (``python -m lintlora``), then checks the guarantee the README's
+"Security" section states.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SCRIPT = textwrap.dedent("""\
+    from transformers import AutoModelForCausalLM, TrainingArguments
+    model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")
+    args = TrainingArguments(output_dir="out", fp16=True)
+""")
+"""A training script with findings (LL002 at least)."""
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([REPO, env.get("PYTHONPATH", "")])
+    env.pop("LINTLORA_DEBUG", None)
+    env.update({"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+    return env
+
+
+def _lintlora(*args: str, cwd, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lintlora", "--no-cache", *args], cwd=cwd,
+                          env=_env(), capture_output=True, text=True, timeout=timeout)
+
+
+def _git(*args: str, cwd) -> None:
+    subprocess.run(["git", *args], cwd=cwd, env=_env(), check=True, capture_output=True)
+
+
+def _repository(tmp_path):
+    """``(work tree, outside folder)``: a git repository holding a training script, and a
+    folder beside it holding ``victim.txt``, a file outside the repository."""
+    repo = tmp_path / "repo"
+    outside = tmp_path / "outside"
+    repo.mkdir()
+    outside.mkdir()
+    (outside / "victim.txt").write_text("the runner's own file\n")
+    (repo / "train.py").write_text(SCRIPT)
+    _git("init", "-q", cwd=repo)
+    return repo, outside
+
+
+# ---- -o through a committed symbolic link --------------------------------------------------------
+@pytest.mark.parametrize("shape", ["link_as_report", "link_as_parent_folder"])
+def test_output_never_writes_through_a_committed_link(tmp_path, shape):
+    """The README's workflow step writes ``--output lintlora.sarif`` in the pull request's
+    checkout. A pull request that commits ``lintlora.sarif`` as a symbolic link (or a folder
+    link above the report) to a file outside the repository must not make ``-o`` overwrite
+    that file (the runner's ``~/.bashrc``, a later step's script): the link is tracked by git,
+    so ``-o`` refuses it without ``--force``."""
+    repo, outside = _repository(tmp_path)
+    if shape == "link_as_report":
+        os.symlink(os.path.join("..", "outside", "victim.txt"), repo / "lintlora.sarif")
+        target = "lintlora.sarif"
+    else:
+        os.symlink(os.path.join("..", "outside"), repo / "reports")
+        target = os.path.join("reports", "victim.txt")
+    _git("add", "-A", cwd=repo)
+    _git("commit", "-qm", "hostile link", cwd=repo)
+    run = _lintlora("train.py", "--format", "sarif", "--output", target, cwd=repo)
+    assert (outside / "victim.txt").read_text() == "the runner's own file\n", run.stderr
+    assert run.returncode == 2, run.stderr
+    assert "tracked by git" in run.stderr or "link" in run.stderr
+    forced = _lintlora("train.py", "--format", "sarif", "--output", target, "--force", cwd=repo)
+    assert forced.returncode == 1, forced.stderr  # --force still writes where it is told
+    assert '"version": "2.1.0"' in (outside / "victim.txt").read_text()
+
+
+# ---- linted files that are committed links out of the project -----------------------------------
+PRIVATE_CONFIG = textwrap.dedent("""\
+    base_model: private-org/unreleased-model-x
+    adapter: qlora
+    load_in_4bit: true
+    sequence_len: 4096
+    micro_batch_size: 2
+    lora_target_modules: [q_proj, v_proj]
+""")
+"""An axolotl config of someone else's (another checkout on a self-hosted runner)."""
+
+
+@pytest.mark.parametrize("how", ["walk", "named"])
+def test_a_committed_link_out_of_the_project_is_not_linted(tmp_path, how):
+    """A pull request commits ``configs/x.yml`` as a symbolic link to a file outside the
+    repository (another checkout on the runner, ``/proc/self/environ``). The README's SARIF
+    step walks ``.``, and its diff step passes the changed names explicitly: either way lintlora
+    would read the target and print its settings in the report. A link whose target lies
+    outside the project is not followed (an LL998 notice naming the link), like a file a script
+    names."""
+    repo, outside = _repository(tmp_path)
+    (outside / "private.yml").write_text(PRIVATE_CONFIG)
+    (repo / "configs").mkdir()
+    os.symlink(str(outside / "private.yml"), repo / "configs" / "x.yml")
+    os.symlink("/proc/self/environ", repo / "configs" / "env.yml")
+    (repo / "configs" / "own.yml").write_text(PRIVATE_CONFIG.replace(
+        "private-org/unreleased-model-x", "mistralai/Mistral-7B-v0.1"))
+    os.symlink("own.yml", repo / "configs" / "alias.yml")  # a link inside the project: linted
+    _git("add", "-A", cwd=repo)
+    _git("commit", "-qm", "links", cwd=repo)
+    paths = ["."] if how == "walk" else [os.path.join("configs", name) for name in
+                                         ("x.yml", "env.yml", "own.yml", "alias.yml")]
+    for fmt in ("text", "json"):
+        run = _lintlora("--show-setup", "--format", fmt, "--", *paths, cwd=repo)
+        assert run.returncode in (0, 1), run.stderr
+        assert "unreleased-model-x" not in run.stdout + run.stderr
+        assert "Mistral-7B" in run.stdout  # the project's own config (and the link to it)
+        assert "alias.yml" in run.stdout
+    run = _lintlora("--", *paths, cwd=repo)
+    if how == "named":
+        assert "outside the project" in run.stdout + run.stderr
