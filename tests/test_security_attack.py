@@ -35,7 +35,8 @@ def _env() -> dict:
 
 
 def _lintlora(*args: str, cwd, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lintlora", "--no-cache", *args], cwd=cwd,
+    cache = [] if args and args[0] == "estimate" else ["--no-cache"]
+    return subprocess.run([sys.executable, "-m", "lintlora", *cache, *args], cwd=cwd,
                           env=_env(), capture_output=True, text=True, timeout=timeout)
 
 
@@ -123,3 +124,48 @@ def test_a_committed_link_out_of_the_project_is_not_linted(tmp_path, how):
     run = _lintlora("--", *paths, cwd=repo)
     if how == "named":
         assert "outside the project" in run.stdout + run.stderr
+
+
+# ---- a regular-expression bomb in target_modules -------------------------------------------------
+@pytest.mark.parametrize("pattern", [r"(.|.)*Z", r"(.*)*Z", r"(\w+\.?)+Z", ".*" * 6 + "Z"])
+@pytest.mark.parametrize("kind", ["python", "yaml"])
+def test_target_modules_regex_bomb_is_bounded(tmp_path, pattern, kind):
+    """peft ``re.fullmatch``es a string ``target_modules``, and so did lintlora, with Python's
+    backtracking ``re`` and no time limit: ``(.|.)*Z`` (a 60-byte script) kept it matching
+    Llama-2-70B's module paths for longer than any CI job. Such a pattern is now "not
+    evaluated" (peft's default assumed, with a note), and the run ends in seconds with no
+    internal error."""
+    if kind == "python":
+        path = tmp_path / "train.py"
+        path.write_text(textwrap.dedent(f"""\
+            from transformers import AutoModelForCausalLM
+            from peft import LoraConfig, get_peft_model
+            model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-70b-hf")
+            model = get_peft_model(model, LoraConfig(r=8, target_modules={pattern!r}))
+        """))
+    else:
+        path = tmp_path / "axolotl.yml"
+        path.write_text(PRIVATE_CONFIG.replace("private-org/unreleased-model-x",
+                                               "meta-llama/Llama-2-70b-hf").replace(
+            "[q_proj, v_proj]", "'" + pattern + "'"))
+    for command in (["--gpu", "t4", "--format", "json", str(path)],
+                    ["estimate", "--gpu", "t4", str(path)]):
+        try:
+            run = _lintlora(*command, cwd=tmp_path, timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"lintlora {' '.join(command)} ran past 30 s on target_modules={pattern!r}")
+        assert run.returncode in (0, 1), run.stdout + run.stderr
+        assert "LL999" not in run.stdout + run.stderr and "internal error" not in run.stderr
+
+
+def test_real_target_module_patterns_still_match():
+    """The check refuses only the unbounded shapes: the patterns real configs use compile."""
+    from lintlora.target_regex import UnsafePatternError, compile_target_pattern
+
+    for pattern in (r".*\.(q_proj|v_proj)$", r"model\.layers\.\d+\.self_attn\.(q|k|v|o)_proj",
+                    r"^(?!.*vision).*model\.layers\.\d+\.self_attn\.(q|k|v|o)_proj$",
+                    r".*(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)"):
+        assert compile_target_pattern(pattern).fullmatch("model.layers.3.self_attn.q_proj")
+    for pattern in (r"(.|.)*Z", r"(a+)+", r"(a?a?)*", r"(\w+)\1", ".*" * 5):
+        with pytest.raises(UnsafePatternError):
+            compile_target_pattern(pattern)

@@ -111,8 +111,15 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
                                                                           "all_linear"):
             import re
 
+            from lintlora.target_regex import UnsafePatternError, compile_target_pattern
+
             try:
-                re.compile(target_value)  # peft matches a string with re.fullmatch
+                compile_target_pattern(target_value)  # peft matches a string with re.fullmatch
+            except UnsafePatternError as exc:
+                assumed.append("target_modules")
+                notes.append(f"target_modules {target_value!r} is a {exc}: assumed peft's default "
+                             f"for the model type")
+                target_value = None
             except re.error as exc:
                 assumed.append("target_modules")
                 notes.append(f"target_modules {target_value!r} is not a valid regular expression "

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Sequence
 
 from lintlora.estimate.architecture import Architecture
+from lintlora.target_regex import compile_target_pattern
 
 __all__ = ["AdaptedModule", "TrainableCount", "count_trainable", "NoDefaultTargetsError"]
 
@@ -170,7 +171,9 @@ def count_trainable(
 
     Raises:
         NoDefaultTargetsError: ``target_modules=None`` on a model_type without a peft default.
-        re.error: a string ``target_modules`` that is not a valid regular expression.
+        re.error: a string ``target_modules`` that is not a valid regular expression, or one
+            whose matching could take unbounded time
+            (:class:`lintlora.target_regex.UnsafePatternError`).
         ValueError: ``r`` beyond :data:`lintlora.estimate.bounds.MAX_LORA_R` (the counts would
             be meaningless, and beyond float range when printed as a share).
     """
@@ -180,7 +183,7 @@ def count_trainable(
         raise ValueError(out_of_range("the LoRA rank r", r, MAX_LORA_R))
     targets = resolve_targets(arch, target_modules)
     all_linear = isinstance(target_modules, str) and target_modules.lower() in ("all-linear", "all_linear")
-    regex = re.compile(targets) if isinstance(targets, str) else None
+    regex = compile_target_pattern(targets) if isinstance(targets, str) else None
     save = tuple(modules_to_save or ())
     adapted: dict[tuple[str, str], list] = {}
     saved: dict[tuple[str, str], list] = {}

@@ -44,6 +44,7 @@ from lintlora import facts
 from lintlora.findings import Finding, Severity
 from lintlora.rules._text import count, gib, join_words
 from lintlora.rules.base import Rule
+from lintlora.target_regex import compile_target_pattern
 from lintlora.training_setup import Setting, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -144,7 +145,7 @@ def broad_entries(value: Any, arch: Any, framework: str, *, save: bool = False) 
         if value.lower() in ("all-linear", "all_linear"):
             return Broad()
         try:
-            regex = re.compile(value)
+            regex = compile_target_pattern(value)
         except re.error:
             return Broad()
         emb = any(regex.fullmatch(p) for p in emb_paths)
@@ -170,7 +171,7 @@ def broad_entries(value: Any, arch: Any, framework: str, *, save: bool = False) 
 
 
 def _matches_everything(pattern: str) -> bool:
-    regex = re.compile(pattern)
+    regex = compile_target_pattern(pattern)
     return all(regex.fullmatch(p) for p in ("model.embed_tokens", "lm_head") + _BLOCK_PROBES)
 
 
