@@ -169,3 +169,36 @@ def test_real_target_module_patterns_still_match():
     for pattern in (r"(.|.)*Z", r"(a+)+", r"(a?a?)*", r"(\w+)\1", ".*" * 5):
         with pytest.raises(UnsafePatternError):
             compile_target_pattern(pattern)
+
+
+# ---- a secret shaped like a setting, read from a file a script names ----------------------------
+def test_hub_id_shaped_secret_under_a_credential_key_is_not_quoted(tmp_path):
+    """A file in the checkout that the pull request did not write (a CI step's credentials,
+    ``hub_token``/``password``/``aws_secret_access_key``) can hold a secret that happens to be
+    shaped like a hub id (``abc/def``: one slash, letters and digits) or a number. A script that
+    passes it as the model name made lintlora quote it in the report (the PR comment): the
+    hub-id shape was quoted under any key. Nothing under a credential-named key is quoted."""
+    repo, _ = _repository(tmp_path)
+    secrets = {"password": "Sup3rSecret/Passw0rd", "hub_token": "hf_tokenvalue/part2",
+               "aws_secret_access_key": "AKIAxyzSECRET/abc123", "auth": 982451653}
+    (repo / "creds.json").write_text(__import__("json").dumps(secrets))
+    (repo / "train.py").write_text(textwrap.dedent("""\
+        import json
+        from transformers import AutoModelForCausalLM, TrainingArguments
+        cfg = json.load(open("creds.json"))
+        model = AutoModelForCausalLM.from_pretrained(cfg["password"])
+        m2 = AutoModelForCausalLM.from_pretrained(cfg["hub_token"])
+        m3 = AutoModelForCausalLM.from_pretrained(cfg["aws_secret_access_key"])
+        args = TrainingArguments(output_dir="o", per_device_train_batch_size=cfg["auth"])
+    """))
+    for options in (["--show-setup"], ["--show-setup", "--format", "json"],
+                    ["--format", "markdown", "--gpu", "t4"], ["estimate", "--gpu", "t4"]):
+        run = _lintlora(*options, "train.py", cwd=repo)
+        out = run.stdout + run.stderr
+        assert run.returncode in (0, 1, 2) and "Traceback" not in out, out
+        for value in secrets.values():
+            assert str(value) not in out, (options, value)
+    from lintlora.file_values import quotable
+
+    assert quotable("model_name_or_path", "meta-llama/Llama-2-7b-hf")
+    assert quotable("base", "meta-llama/Llama-2-7b-hf") and quotable("lora_r", 16)
