@@ -81,12 +81,15 @@ configs."""
 
 
 _CREDENTIAL_KEY_RE = re.compile(
-    r"token|secret|passw|pwd|auth|credential|api[_-]?key|access[_-]?key|private|cookie|"
+    r"(?<!pad_)(?<!bos_)(?<!eos_)(?<!unk_)(?<!sep_)(?<!cls_)(?<!mask_)"
+    r"token(?!s|izer|_?len|_?ids?\b|_?count|_?type|_?num)|"
+    r"secret|passw|pwd|auth|credential|api[_-]?key|access[_-]?key|private|cookie|"
     r"session|signature|bearer|cert|ssh|otp|pin\b", re.IGNORECASE)
 """Key names that hold credentials (``hub_token``, ``HF_TOKEN``, ``password``, ``auth``,
 ``api_key``, ``aws_secret_access_key``, ``private_key_id``): nothing read under such a key is
 quoted, not even a number or a hub-id-shaped string (``"abc/def"`` is a valid hub id and a
-plausible secret)."""
+plausible secret). Token *counts* and special tokens (``max_tokens``, ``tokenizer``,
+``pad_token``, ``bos_token_id``) are not credentials."""
 
 
 def _scalar_quotable(key: Any, value: Any) -> bool:
