@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from lintlora.safeio import is_within, project_root, read_bounded
 
 __all__ = ["GitDiffError", "printable", "Repository", "run_git", "run_git_bytes", "repository",
-           "is_tracked", "tracked_link_on_path", "relative_path", "inside", "in_nested_repository", "git_environment",
+           "is_tracked", "relative_path", "inside", "in_nested_repository", "git_environment",
            "HARDENING", "ALLOWED_COMMANDS", "GIT_TIMEOUT_S", "MAX_OUTPUT_BYTES"]
 
 GIT_TIMEOUT_S = 60.0
@@ -404,40 +404,3 @@ def is_tracked(path: str, cwd: str | None = None) -> bool:
         return False
     return True
 
-
-def tracked_link_on_path(path: str, cwd: str | None = None) -> str | None:
-    """The first symbolic link on ``path`` (its last component or a folder above it) that git
-    tracks in the repository holding ``cwd`` (default: the working directory), or ``None``.
-
-    A pull request can commit a symbolic link where CI writes a file (``lintlora.sarif`` ->
-    ``~/.bashrc``, or a folder link above it); :func:`is_tracked` resolves links, so it asks
-    about the target, which lies outside the repository. This walks ``path`` the way the
-    system resolves it (relative to ``cwd``; ``..`` taken after the links before it) and asks
-    git (``ls-files --error-unmatch``) about each link inside the repository, at most one call
-    per link. ``None`` when git is missing, ``cwd`` is in no repository or a refused one, or no
-    such link is tracked; never raises :class:`GitDiffError`.
-    """
-    try:
-        repo = repository(cwd)
-    except GitDiffError:
-        return None
-    current = os.sep if os.path.isabs(path) else os.path.realpath(cwd or os.getcwd())
-    for part in path.split(os.sep):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            current = os.path.dirname(current)
-            continue
-        candidate = os.path.join(current, part)
-        if os.path.islink(candidate):
-            if inside(candidate, repo) and not in_nested_repository(candidate, repo):
-                try:
-                    run_git(["ls-files", "--error-unmatch", "-z", "--",
-                             relative_path(candidate, repo)], repo.top, max_output=2**20)
-                    return candidate
-                except GitDiffError:
-                    pass
-            current = os.path.realpath(candidate)
-        else:
-            current = candidate
-    return None
