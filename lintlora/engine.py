@@ -296,7 +296,8 @@ def read_source_bytes(path: str, max_bytes: int) -> bytes:
 
 def _check_link_target(path: str) -> None:
     """Refuse ``path`` when it is a symbolic link (or lies under a linked folder) whose target
-    is outside the project of the link's own folder (:func:`lintlora.safeio.confinement_root`)
+    is outside the project of the folder the link lies in (:func:`lintlora.safeio.confinement_root`
+    of the deepest folder above ``path`` that no link leads to)
     or in ``/proc``, ``/dev``, ``/sys``, ``/run``: a pull request can commit
     ``configs/x.yml`` -> another checkout's config or ``/proc/self/environ``, and the walk
     and the names a CI step passes would otherwise read it and print its settings.
@@ -313,7 +314,14 @@ def _check_link_target(path: str) -> None:
         return
     if real == absolute:
         return
-    root = confinement_root(os.path.dirname(absolute))
+    # the project of the deepest folder above that is reached through no link (a linked
+    # folder's own target must not become the project)
+    folder = os.path.dirname(absolute)
+    for _ in range(256):
+        if os.path.realpath(folder) == folder or os.path.dirname(folder) == folder:
+            break
+        folder = os.path.dirname(folder)
+    root = confinement_root(folder)
     if not is_within(real, root):
         target = _link_target(path) if os.path.islink(path) else real
         raise InputFileError(f"a symbolic link to {target}, outside the project "

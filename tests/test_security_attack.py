@@ -120,10 +120,12 @@ def test_a_committed_link_out_of_the_project_is_not_linted(tmp_path, how):
     (repo / "configs" / "own.yml").write_text(PRIVATE_CONFIG.replace(
         "private-org/unreleased-model-x", "mistralai/Mistral-7B-v0.1"))
     os.symlink("own.yml", repo / "configs" / "alias.yml")  # a link inside the project: linted
+    os.symlink(str(outside), repo / "elsewhere")  # a folder link: not walked; named, refused
     _git("add", "-A", cwd=repo)
     _git("commit", "-qm", "links", cwd=repo)
     paths = ["."] if how == "walk" else [os.path.join("configs", name) for name in
-                                         ("x.yml", "env.yml", "own.yml", "alias.yml")]
+                                         ("x.yml", "env.yml", "own.yml", "alias.yml")] + [
+                                             os.path.join("elsewhere", "private.yml")]
     for fmt in ("text", "json"):
         run = _lintlora("--show-setup", "--format", fmt, "--", *paths, cwd=repo)
         assert run.returncode in (0, 1), run.stderr
