@@ -403,4 +403,3 @@ def is_tracked(path: str, cwd: str | None = None) -> bool:
     except GitDiffError:
         return False
     return True
-
