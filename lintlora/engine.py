@@ -261,10 +261,12 @@ def read_source_bytes(path: str, max_bytes: int) -> bytes:
     and the engine read under one policy.
 
     Raises:
-        InputFileError: larger than ``max_bytes`` (checked before reading), or not a regular
-            file (a named pipe or a device: never read, so it cannot block or stream).
+        InputFileError: larger than ``max_bytes`` (checked before reading), not a regular
+            file (a named pipe or a device: never read, so it cannot block or stream), or a
+            symbolic link to a file outside the project (:func:`_check_link_target`).
         OSError: cannot be read (missing, permissions, a folder).
     """
+    _check_link_target(path)
     # O_NONBLOCK: opening a named pipe (a FIFO named ``x.py`` in a scanned folder) would
     # otherwise wait for a writer forever; only regular files are read
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
@@ -290,6 +292,40 @@ def read_source_bytes(path: str, max_bytes: int) -> bytes:
     if len(data) > max_bytes:  # grew between stat and read
         raise InputFileError(f"file is above the {_size(max_bytes)} limit; skipped")
     return data
+
+
+def _check_link_target(path: str) -> None:
+    """Refuse ``path`` when it is a symbolic link (or lies under a linked folder) whose target
+    is outside the project of the folder the link lies in (:func:`lintlora.safeio.confinement_root`
+    of the deepest folder above ``path`` that no link leads to)
+    or in ``/proc``, ``/dev``, ``/sys``, ``/run``: a pull request can commit
+    ``configs/x.yml`` -> another checkout's config or ``/proc/self/environ``, and the walk
+    and the names a CI step passes would otherwise read it and print its settings.
+
+    Raises:
+        InputFileError: such a link ("not followed: outside the project").
+    """
+    from lintlora.safeio import confinement_root, is_within
+
+    try:
+        absolute = os.path.abspath(path)
+        real = os.path.realpath(path)
+    except ValueError:  # a NUL: open() says why
+        return
+    if real == absolute:
+        return
+    # the project of the deepest folder above that is reached through no link (a linked
+    # folder's own target must not become the project)
+    folder = os.path.dirname(absolute)
+    for _ in range(256):
+        if os.path.realpath(folder) == folder or os.path.dirname(folder) == folder:
+            break
+        folder = os.path.dirname(folder)
+    root = confinement_root(folder)
+    if not is_within(real, root):
+        target = _link_target(path) if os.path.islink(path) else real
+        raise InputFileError(f"a symbolic link to {target}, outside the project "
+                             f"({root}); not followed")
 
 
 def _decode_source(data: bytes, kind: str) -> str:

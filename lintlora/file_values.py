@@ -16,7 +16,9 @@ the settings lintlora models (DESIGN.md, "The trust boundary"):
 - a list of such values, under the same key.
 
 Anything else (a token under ``"auth"``, an ``output_dir``, free text) is named by its key and
-not printed: :func:`quotable` decides. This module is in the model layer.
+not printed, and nothing under a key that names a credential (``hub_token``, ``password``,
+``api_key``...: :data:`_CREDENTIAL_KEY_RE`) is printed, whatever its shape: :func:`quotable`
+decides. This module is in the model layer.
 """
 
 from __future__ import annotations
@@ -78,7 +80,21 @@ quantization, LoRA, training, data loader sections) and the usual spellings of t
 configs."""
 
 
+_CREDENTIAL_KEY_RE = re.compile(
+    r"(?<!pad_)(?<!bos_)(?<!eos_)(?<!unk_)(?<!sep_)(?<!cls_)(?<!mask_)"
+    r"token(?!s|izer|_?len|_?ids?\b|_?count|_?type|_?num)|"
+    r"secret|passw|pwd|auth|credential|api[_-]?key|access[_-]?key|private|cookie|"
+    r"session|signature|bearer|cert|ssh|otp|pin\b", re.IGNORECASE)
+"""Key names that hold credentials (``hub_token``, ``HF_TOKEN``, ``password``, ``auth``,
+``api_key``, ``aws_secret_access_key``, ``private_key_id``): nothing read under such a key is
+quoted, not even a number or a hub-id-shaped string (``"abc/def"`` is a valid hub id and a
+plausible secret). Token *counts* and special tokens (``max_tokens``, ``tokenizer``,
+``pad_token``, ``bos_token_id``) are not credentials."""
+
+
 def _scalar_quotable(key: Any, value: Any) -> bool:
+    if isinstance(key, str) and _CREDENTIAL_KEY_RE.search(key):
+        return False
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, int):

@@ -11,8 +11,10 @@
   device (``/dev/full``, ``/dev/zero``, a terminal other than the process's own), a socket.
   Pipe the standard output instead (``lintlora ... | gzip``).
 - never overwrites a file that is one of the linted inputs (same device and inode, so a
-  symbolic or hard link to one counts) or one git tracks (the path as given, and the file a
-  symbolic link leads to), unless ``force`` (``--force``): a pull request can commit a file
+  symbolic or hard link to one counts), one git tracks (the file a symbolic link leads to), or
+  one reached through a symbolic link inside a git work tree (the path itself or a folder above
+  it: a committed ``lintlora.sarif`` -> ``~/.bashrc``; :func:`link_in_work_tree`), unless
+  ``force`` (``--force``): a pull request can commit a file
   named ``--output=.github/workflows/ci.yml``, or a symbolic link where CI writes its report.
 
 Refusals raise :class:`OutputError`: the command line prints ``lintlora: error: ...`` naming the
@@ -34,7 +36,8 @@ from typing import IO, Iterable, NamedTuple
 
 from lintlora.safeio import describe_mode
 
-__all__ = ["OutputError", "Report", "open_report", "protected_reason", "describe_write_error",
+__all__ = ["OutputError", "Report", "open_report", "protected_reason", "link_in_work_tree",
+           "describe_write_error",
            "silence_stdout", "ClosedStream", "reserve_standard_fds"]
 
 
@@ -181,9 +184,46 @@ def _protected(path: str, st: os.stat_result | None, inputs: Iterable[str]) -> s
                 continue
     from lintlora.gitrun import is_tracked  # not gitdiff: that loads difflib and hashlib
 
-    real = os.path.realpath(path)
-    if is_tracked(path) or (real != os.path.abspath(path) and is_tracked(real)):
+    link = link_in_work_tree(path)
+    if link is not None:
+        return (f"reached through {link}, a symbolic link inside the repository at "
+                f"{os.path.dirname(link)}")
+    if is_tracked(path):
         return "tracked by git"
+    return None
+
+
+def link_in_work_tree(path: str) -> str | None:
+    """The first symbolic link on ``path`` (its last component or a folder above it) that lies
+    in a git work tree, or ``None``.
+
+    A pull request can commit a symbolic link where CI writes its report (``lintlora.sarif``
+    -> ``~/.bashrc``, or a folder link above it). Whether git tracks the link cannot decide it:
+    git refuses a repository owned by another user ("dubious ownership", common in container
+    jobs), and then nothing would be tracked. So any link inside a work tree (a folder at or
+    above it holding ``.git``, found without running git:
+    :func:`lintlora.safeio.work_tree_root`) counts. ``path`` is walked the way the system
+    resolves it (relative to the working folder; ``..`` taken after the links before it).
+    """
+    from lintlora.safeio import work_tree_root
+
+    try:
+        current = os.sep if os.path.isabs(path) else os.path.realpath(os.getcwd())
+        for part in path.split(os.sep):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                current = os.path.dirname(current)
+                continue
+            candidate = os.path.join(current, part)
+            if os.path.islink(candidate):
+                if work_tree_root(current) is not None:
+                    return candidate
+                current = os.path.realpath(candidate)
+            else:
+                current = candidate
+    except (OSError, ValueError):  # a NUL, an unreadable folder: the open reports it
+        return None
     return None
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "read_text_bounded",
     "describe_mode",
     "project_root",
+    "work_tree_root",
     "is_within",
     "confinement_root",
     "too_wide_folders",
@@ -162,6 +163,17 @@ def project_root(path: str | os.PathLike, fallback: str | os.PathLike | None = N
     if fallback is not None:
         return os.path.realpath(fallback)
     return folder
+
+
+def work_tree_root(folder: str | os.PathLike) -> str | None:
+    """The nearest folder at or above the folder ``folder`` (symbolic links resolved) that
+    holds a ``.git`` entry (a repository's or a worktree's top), found without running git;
+    ``None`` when there is none, or when it is the file-system root or the home folder
+    (:func:`too_wide_folders`)."""
+    root = _root_above(os.path.realpath(folder))
+    if root is None or root in too_wide_folders():
+        return None
+    return root
 
 
 def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:

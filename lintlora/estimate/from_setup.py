@@ -111,21 +111,20 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
                                                                           "all_linear"):
             import re
 
-            from lintlora.estimate.params import MAX_PATTERN_CHARS, pattern_may_backtrack
+            from lintlora.target_regex import UnsafePatternError, compile_target_pattern
 
             try:
-                re.compile(target_value)  # peft matches a string with re.fullmatch
+                compile_target_pattern(target_value)  # peft matches a string with re.fullmatch
+            except UnsafePatternError as exc:
+                assumed.append("target_modules")
+                notes.append(f"target_modules {target_value!r} is a {exc}: assumed peft's default "
+                             f"for the model type")
+                target_value = None
             except re.error as exc:
                 assumed.append("target_modules")
                 notes.append(f"target_modules {target_value!r} is not a valid regular expression "
                              f"({exc}; peft would raise): assumed peft's default for the model type")
                 target_value = None
-            else:
-                if len(target_value) > MAX_PATTERN_CHARS or pattern_may_backtrack(target_value):
-                    assumed.append("target_modules")
-                    notes.append(f"target_modules pattern {target_value[:80]!r} is not matched (it could "
-                                 "backtrack for exponential time): assumed peft's default for the model type")
-                    target_value = None
         try:
             resolve_targets(arch, target_value)
         except NoDefaultTargetsError:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Sequence
 
 from lintlora.estimate.architecture import Architecture
+from lintlora.target_regex import MAX_PATTERN_CHARS, UnsafePatternError, compile_target_pattern
 
 __all__ = ["AdaptedModule", "TrainableCount", "count_trainable", "NoDefaultTargetsError", "target_matches",
            "UnsafePatternError", "pattern_may_backtrack", "MAX_PATTERN_CHARS"]
@@ -33,69 +34,15 @@ class NoDefaultTargetsError(ValueError):
     """``target_modules=None`` on a model_type peft has no default for (peft raises too)."""
 
 
-class UnsafePatternError(ValueError):
-    """A ``target_modules`` pattern lintlora will not match: longer than
-    :data:`MAX_PATTERN_CHARS`, or one that can backtrack for exponential time
-    (:func:`pattern_may_backtrack`). The pattern comes from the linted file."""
-
-
-MAX_PATTERN_CHARS = 512
-"""Longest ``target_modules`` pattern matched (peft's own are a few dozen characters)."""
-
-
 def pattern_may_backtrack(pattern: str) -> bool:
-    """Whether a regular expression may take exponential time in ``re.fullmatch``: a repeat
-    whose body holds another repeat or an alternation (``(.*)*x``, ``(a+)+``, ``(a|aa)*``), the
-    shapes of catastrophic backtracking. ``(.*)*x`` against a 31-character module path does not
-    finish in a minute. Conservative: some harmless patterns are refused too (lintlora then
-    does not judge them). Parsed with the stdlib's own parser (``re._parser``, Python 3.11+;
-    ``sre_parse`` before); a pattern it cannot parse counts as unsafe.
-    """
+    """Whether lintlora refuses to match the ``target_modules`` pattern: one that could take
+    unbounded time in ``re.fullmatch`` (nested or alternating repetition, backreferences, too
+    many quantifiers, too long: :func:`lintlora.target_regex.compile_target_pattern`, the one
+    check every caller shares), or one that is not a valid expression at all."""
     try:
-        from re import _constants as const, _parser as parser  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_constants as const  # type: ignore[no-redef]
-        import sre_parse as parser  # type: ignore[no-redef]
-    repeats = {const.MAX_REPEAT, const.MIN_REPEAT} | (
-        {const.POSSESSIVE_REPEAT} if hasattr(const, "POSSESSIVE_REPEAT") else set())
-    try:
-        tree = parser.parse(pattern)
-    except Exception:  # any parse failure (re.error, RecursionError on deep nesting): unsafe
+        compile_target_pattern(pattern)
+    except re.error:  # UnsafePatternError is a re.error
         return True
-
-    def subpatterns(op: object, av: object) -> list:
-        if op in repeats:
-            return [av[2]]  # type: ignore[index]
-        if op is const.SUBPATTERN:
-            return [av[3]]  # type: ignore[index]
-        if op is const.BRANCH:
-            return list(av[1])  # type: ignore[index]
-        if op in (const.ASSERT, const.ASSERT_NOT):
-            return [av[1]]  # type: ignore[index]
-        if op is const.GROUPREF_EXISTS:
-            return [p for p in av[1:] if p is not None]  # type: ignore[index]
-        if getattr(const, "ATOMIC_GROUP", None) is not None and op is const.ATOMIC_GROUP:
-            return [av]
-        return []
-
-    # iterative walk (a deep pattern must not exhaust the stack): (subpattern, inside a repeat)
-    stack: list = [(tree, False)]
-    seen = 0
-    while stack:
-        node, inside = stack.pop()
-        for op, av in node:
-            seen += 1
-            if seen > 10_000:
-                return True
-            if op in repeats:
-                unbounded = av[1] > 1
-                if inside:
-                    return True
-                stack.extend((sp, inside or unbounded) for sp in subpatterns(op, av))
-                continue
-            if op is const.BRANCH and inside:
-                return True
-            stack.extend((sp, inside) for sp in subpatterns(op, av))
     return False
 
 
@@ -254,9 +201,9 @@ def count_trainable(
 
     Raises:
         NoDefaultTargetsError: ``target_modules=None`` on a model_type without a peft default.
-        UnsafePatternError: a string ``target_modules`` too long or that may backtrack for
-            exponential time (:func:`pattern_may_backtrack`).
-        re.error: a string ``target_modules`` that is not a valid regular expression.
+        re.error: a string ``target_modules`` that is not a valid regular expression, or one
+            whose matching could take unbounded time
+            (:class:`lintlora.target_regex.UnsafePatternError`, a ``re.error``).
         ValueError: ``r`` beyond :data:`lintlora.estimate.bounds.MAX_LORA_R` (the counts would
             be meaningless, and beyond float range when printed as a share).
     """
@@ -266,10 +213,7 @@ def count_trainable(
         raise ValueError(out_of_range("the LoRA rank r", r, MAX_LORA_R))
     targets = resolve_targets(arch, target_modules)
     all_linear = isinstance(target_modules, str) and target_modules.lower() in ("all-linear", "all_linear")
-    if isinstance(targets, str) and (len(targets) > MAX_PATTERN_CHARS or pattern_may_backtrack(targets)):
-        raise UnsafePatternError(f"target_modules pattern {targets[:80]!r} is not matched: it could "
-                                 "backtrack for exponential time")
-    regex = re.compile(targets) if isinstance(targets, str) else None
+    regex = compile_target_pattern(targets) if isinstance(targets, str) else None
     save = tuple(modules_to_save or ())
     adapted: dict[tuple[str, str], list] = {}
     saved: dict[tuple[str, str], list] = {}

@@ -18,7 +18,7 @@ import libcst as cst
 
 from lintlora.extract.pyindex import Binding, CallRecord, Scope
 from lintlora.extract.pyvalues import (
-    _ORIGIN_RANK, Const, Env, Obj, SeqV, Unknown, V, _is_plain,
+    _ORIGIN_RANK, Const, Env, Obj, SeqV, Unknown, V, _is_plain, bounded_names,
 )
 from lintlora.extract.qualnames import _KNOWN_LIBRARIES, DEFAULTS_CLASS, canonical
 from lintlora.training_setup import Origin
@@ -357,7 +357,7 @@ class ArgumentSources:
             if pi < len(positional):
                 out[positional[pi]] = (self.ev(a.value, env, order), None, a.value)
             pi += 1
-        result = (out, complete, tuple(unresolved))
+        result = (out, complete, bounded_names(unresolved))
         self._kwargs_memo[key] = result
         return result
 

@@ -51,6 +51,12 @@ launch, deepspeed set these per process): rank 1, so a per-rank placement
 (``{"": local_rank}``) is told from a hard-coded GPU 0."""
 
 
+MAX_ALTERNATIVES = 32
+"""Most bindings of one name, each under a condition lintlora cannot decide, that a lookup
+weighs (each one is evaluated); beyond it the name is unknown ("assigned in more than 32
+branches that may run"), so the work per lookup is bounded."""
+
+
 class Resolver(ArgumentSources):
     """Evaluates expressions of one indexed module.
 
@@ -524,6 +530,11 @@ class Resolver(ArgumentSources):
                 base, base_decider = b, decider
                 break
             alts.append(b)
+            if len(alts) > MAX_ALTERNATIVES:
+                # each alternative is evaluated, and each may read the name again (`else:
+                # x = x + 1` 3,000 times took 35 s: quadratic); so many branches rarely agree
+                return Unknown(node, f"`{name}` is assigned in more than {MAX_ALTERNATIVES} "
+                                     f"branches that may run")
         if base is None and not alts:
             return None
         if base is not None:

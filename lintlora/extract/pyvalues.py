@@ -18,7 +18,7 @@ from lintlora.extract.pyindex import Scope
 from lintlora.training_setup import Origin
 
 __all__ = ["DType", "V", "Const", "Unknown", "Obj", "DictV", "SeqV", "Env", "Frame", "weakest",
-           "INF"]
+           "INF", "bounded_names", "MAX_UNRESOLVED_NAMES"]
 
 INF = 1 << 60
 """An order after every statement (names read when a function runs, later)."""
@@ -114,10 +114,28 @@ class Obj(V):
         return f"Obj({self.kind}, {self.data!r})"
 
 
+MAX_UNRESOLVED_NAMES = 32
+"""Most unresolved parts a dict (or a call's keyword arguments) remembers by name, for
+messages: ``d1 = {**d0, **d0}; d2 = {**d1, **d1}; ...`` would otherwise double the list at each
+line (2**30 names after 30 lines of a 2 KB file: lintlora was killed at 22 GB)."""
+
+
+def bounded_names(names) -> tuple[str, ...]:
+    """``names`` in order, without repeats, at most :data:`MAX_UNRESOLVED_NAMES` of them."""
+    kept: dict[str, None] = {}
+    for name in names:
+        if name not in kept:
+            kept[name] = None
+            if len(kept) >= MAX_UNRESOLVED_NAMES:
+                break
+    return tuple(kept)
+
+
 class DictV(V):
     """A dict built in the script: ``items`` maps each string key to ``(value, key node)``;
     ``complete`` is False when some entries could not be resolved (an unknown ``**`` or
-    ``.update``), so a missing key may still be present at run time."""
+    ``.update``), so a missing key may still be present at run time; ``unresolved`` names
+    those parts (:func:`bounded_names`)."""
 
     __slots__ = ("items", "complete", "node", "unresolved")
 
@@ -126,7 +144,7 @@ class DictV(V):
         self.items = items
         self.complete = complete
         self.node = node
-        self.unresolved = unresolved
+        self.unresolved = bounded_names(unresolved)
 
 
 class SeqV(V):

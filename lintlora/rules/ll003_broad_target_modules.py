@@ -44,6 +44,7 @@ from lintlora import facts
 from lintlora.findings import Finding, Severity
 from lintlora.rules._text import count, gib, join_words
 from lintlora.rules.base import Rule
+from lintlora.target_regex import compile_target_pattern
 from lintlora.training_setup import Setting, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -137,8 +138,8 @@ def broad_entries(value: Any, arch: Any, framework: str, *, save: bool = False) 
 
     A string ``target_modules`` is a regular expression peft ``re.fullmatch``es against full
     module paths; ``"all-linear"`` never counts; an invalid expression counts as nothing (peft
-    raises on it), and so does one that may backtrack for exponential time
-    (:func:`lintlora.estimate.params.pattern_may_backtrack`). A string ``modules_to_save`` is
+    raises on it), and so does one whose matching could take unbounded time
+    (:func:`lintlora.target_regex.compile_target_pattern`). A string ``modules_to_save`` is
     read as one entry.
     """
     emb_paths, out_paths = _layer_paths(arch, framework)
@@ -147,12 +148,8 @@ def broad_entries(value: Any, arch: Any, framework: str, *, save: bool = False) 
     if isinstance(value, str) and not save:
         if value.lower() in ("all-linear", "all_linear"):
             return Broad()
-        from lintlora.estimate.params import MAX_PATTERN_CHARS, pattern_may_backtrack
-
-        if len(value) > MAX_PATTERN_CHARS or pattern_may_backtrack(value):
-            return Broad()  # not matched: it could backtrack for exponential time (hostile input)
-        try:
-            regex = re.compile(value)
+        try:  # refuses a pattern whose matching could take unbounded time (hostile input)
+            regex = compile_target_pattern(value)
         except re.error:
             return Broad()
         emb = any(regex.fullmatch(p) for p in emb_paths)
@@ -178,7 +175,7 @@ def broad_entries(value: Any, arch: Any, framework: str, *, save: bool = False) 
 
 
 def _matches_everything(pattern: str) -> bool:
-    regex = re.compile(pattern)
+    regex = compile_target_pattern(pattern)
     return all(regex.fullmatch(p) for p in ("model.embed_tokens", "lm_head") + _BLOCK_PROBES)
 
 

@@ -147,8 +147,8 @@ def unmatched_entries(value: Any, arch: "Architecture") -> Unmatched | None:
             return None
         try:
             re.compile(value)
-            # refuses a pattern that may backtrack for exponential time (UnsafePatternError,
-            # a ValueError): the pattern comes from the linted file
+            # refuses a pattern whose matching could take unbounded time (UnsafePatternError,
+            # a re.error: lintlora/target_regex.py): the pattern comes from the linted file
             c = count_trainable(arch, 8, value, None)
         except (re.error, ValueError, TypeError, RecursionError):
             return None  # peft raises on an invalid pattern itself
