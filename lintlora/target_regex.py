@@ -14,7 +14,7 @@ and refuses the shapes that backtrack without bound, as :class:`UnsafePatternErr
 - a repetition (``*``, ``+``, ``?``, ``{m,n}``) inside another repetition that may repeat more
   than once, or an alternation (``a|b``) inside one: the same text can then be split in
   exponentially many ways (``(a+)+``, ``(.|.)*``, ``(a?a?)*``); an optional part (``?``) is no
-  repetition of what it holds (``.*(?:\.\w+)?`` is matched);
+  repetition of what it holds (``.*(?:\\.\\w+)?`` is matched);
 - a backreference (``\\1``, ``(?P=name)``): matching with one is NP-hard in general;
 - more than :data:`MAX_REPEATS` repetitions (``?`` included) in the whole expression (each
   one multiplies the work by up to the path length);
