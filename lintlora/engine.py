@@ -22,10 +22,8 @@ identical findings from two setups of one file reported once.
 from __future__ import annotations
 
 import codecs
-import errno
 import io
 import os
-import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
@@ -239,10 +237,6 @@ def _decode_text(data: bytes, what: str) -> str:
                            f"0x{data[exc.start]:02x} cannot be decoded", line, col) from None
 
 
-def _size(n: int) -> str:
-    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
-
-
 def read_source(path: str, kind: str, max_bytes: int) -> str:
     """Read and decode one file.
 
@@ -266,32 +260,14 @@ def read_source_bytes(path: str, max_bytes: int) -> bytes:
             symbolic link to a file outside the project (:func:`_check_link_target`).
         OSError: cannot be read (missing, permissions, a folder).
     """
+    from lintlora.safeio import UnsafeFileError, read_bounded
+
     _check_link_target(path)
-    # O_NONBLOCK: opening a named pipe (a FIFO named ``x.py`` in a scanned folder) would
-    # otherwise wait for a writer forever; only regular files are read
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    with open(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
-        if not stat.S_ISREG(info.st_mode):
-            what = ("a named pipe" if stat.S_ISFIFO(info.st_mode) else
-                    "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
-                    else "a socket" if stat.S_ISSOCK(info.st_mode) else "a special file")
-            raise InputFileError(f"not a regular file ({what}); skipped")
-        size = info.st_size
-        if size > max_bytes:
-            raise InputFileError(f"file is {_size(size)}, above the {_size(max_bytes)} limit; "
-                                 f"skipped (raise it with --max-file-size or max-file-size)")
-        # read what fstat announced (+1, to see growth), not a buffer of the whole limit: a
-        # 5 MiB allocation per file cost a cached run over 600 files 20 ms
-        want = size + 1
-        data = handle.read(want)
-        if len(data) == want:  # grew since fstat: the rest, up to the bound
-            data += handle.read(max_bytes + 1 - want)
-    if len(data) > max_bytes:  # grew between stat and read
-        raise InputFileError(f"file is above the {_size(max_bytes)} limit; skipped")
-    return data
+    try:  # O_NONBLOCK (a FIFO named x.py cannot block), fstat after open, the byte bound
+        return read_bounded(path, max_bytes)
+    except UnsafeFileError as exc:
+        hint = " (raise it with --max-file-size or max-file-size)" if exc.reason == "size" else ""
+        raise InputFileError(f"{exc}; skipped{hint}") from None
 
 
 def _check_link_target(path: str) -> None:
