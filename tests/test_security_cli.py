@@ -20,7 +20,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 
 import pytest
 from click.testing import CliRunner
@@ -29,19 +28,7 @@ from lintlora.cli_app import app
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-BAD_CONFIG = textwrap.dedent("""\
-    base_model: mistralai/Mistral-7B-v0.1
-    load_in_4bit: true
-    adapter: qlora
-    lora_r: 16
-    lora_target_modules:
-      - q_proj
-      - v_proj
-    sequence_len: 2048
-    micro_batch_size: 2
-    bf16: true
-    gradient_checkpointing: false
-""")
+from test_precommit import BAD_CONFIG  # noqa: E402 - the axolotl config the hook tests lint
 """An axolotl config with one finding (LL001, a warning): the run's exit status is 1."""
 
 CLEAN_CONFIG = BAD_CONFIG.replace("gradient_checkpointing: false", "gradient_checkpointing: true")

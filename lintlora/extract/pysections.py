@@ -476,7 +476,6 @@ class SectionBuilders:
         releases read ``gradient_checkpointing`` itself. lintlora takes the assignment at its
         word (the reading that cannot produce a false "off").
         """
-        import libcst as cst
         from lintlora.extract.pyresolve import Const, Obj, Unknown
         from lintlora.extract.pysetters import SETTER_SOURCE, SETTERS, setter_fields
 
