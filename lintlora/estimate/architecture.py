@@ -342,15 +342,27 @@ def _norm_name(name: str) -> str:
     return s.replace("_", "-").replace(".", "-")
 
 
+# The catalog's files, read in this order (the first record naming an id wins): the original
+# catalog, then one file per family group added later (each record cites its own sources).
+_CATALOG_FILES = ("models.json", "models_dense_2025.json", "models_moe.json", "models_seq2seq.json")
+
+
 @lru_cache(maxsize=1)
 def _records() -> tuple[dict[str, Any], ...]:
-    """The records of ``lintlora/data/models.json``, read once (``pkgutil.get_data``: the
-    package's own loader, so an installed zip works too; ``importlib.resources`` would cost a
-    one-file run ~7 ms more to import)."""
-    data = pkgutil.get_data("lintlora", "data/models.json")
-    if data is None:  # pragma: no cover - a loader that cannot read data files
-        raise OSError("lintlora/data/models.json cannot be read")
-    return tuple(json.loads(data))
+    """The records of the catalog files ``lintlora/data/models*.json`` (:data:`_CATALOG_FILES`),
+    read once (``pkgutil.get_data``: the package's own loader, so an installed zip works too;
+    ``importlib.resources`` would cost a one-file run ~7 ms more to import).
+
+    Raises:
+        OSError: a catalog file cannot be read (a broken installation).
+    """
+    records: list[dict[str, Any]] = []
+    for name in _CATALOG_FILES:
+        data = pkgutil.get_data("lintlora", f"data/{name}")
+        if data is None:  # pragma: no cover - a loader that cannot read data files
+            raise OSError(f"lintlora/data/{name} cannot be read")
+        records.extend(json.loads(data))
+    return tuple(records)
 
 
 @lru_cache(maxsize=None)
