@@ -925,7 +925,7 @@ def resolve_architecture(
     if arch is not None:
         return arch
     if params:
-        return rough_architecture(params, name)
+        return _with_name_quant(rough_architecture(params, name), name)
     if outside:
         raise UnknownModelError(
             f"model path {name!r} not followed: outside the project (lintlora reads only files "

@@ -204,6 +204,10 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None
             q = None
     if q and method == "lora":
         method = "qlora"
+    if sq is not None and method == "full" and not sq.dequantize:
+        notes.append(f"warning: full fine-tuning of a base loaded as {sq.label}: transformers' Trainer refuses it "
+                     "(trainer.py: \"You cannot perform fine-tuning on purely quantized models. Please attach "
+                     "trainable adapters\"); estimated as if it ran")
 
     # ---- precision ----
     bf16 = _val(g("training.bf16"))
