@@ -261,3 +261,19 @@ def test_llama_factory_gptq_example_and_axolotl_gptq_flag_are_priced_as_gptq(tmp
     # about a third of its 16-bit 13.5 GB
     assert a["breakdown"]["weights"] < 0.35 * 6_738_415_616 * 2
     assert any("gptq: true" in x for x in a["assumptions"])
+
+
+def test_a_catalog_record_carries_its_quantization_config():
+    import json as _json_mod
+    import pkgutil
+
+    from lintlora.estimate.architecture import _from_record
+
+    rec = next(r for r in _json_mod.loads(pkgutil.get_data("lintlora", "data/models.json"))
+               if r["hf_id"] == "meta-llama/Meta-Llama-3-8B")
+    assert _from_record(rec).stored_quant is None
+    qc = _json_mod.loads((FIX / "llama-3-8b-bnb-4bit" / "config.json").read_text())["quantization_config"]
+    arch = _from_record({**rec, "quantization_config": qc})
+    assert arch.stored_quant.method == "nf4" and arch.stored_quant.double_quant
+    total, _, _ = stored_weight_bytes(arch, arch.stored_quant, 2)
+    assert abs(total - PUBLISHED["llama-3-8b-bnb-4bit"]) <= 0.10 * PUBLISHED["llama-3-8b-bnb-4bit"]

@@ -509,7 +509,10 @@ def _quant_override(inputs, quant_flag: str | None, bits: int | None, group_size
     from lintlora.estimate.stored_quant import from_flags
 
     if quant_flag is None:
-        return {"double_quant": bool(double_quant)} if inputs.quant in ("nf4", "fp4") else {}
+        if inputs.quant in ("nf4", "fp4"):
+            return {"double_quant": bool(double_quant)}
+        notes.append("--double-quant/--no-double-quant ignored: the base is not bitsandbytes 4-bit")
+        return {}
     q, sq, dq, more = from_flags(quant_flag, bits, group_size, double_quant)
     notes.extend(more)
     changes = {"quant": q, "stored_quant": sq, "double_quant": dq}

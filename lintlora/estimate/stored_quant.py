@@ -135,9 +135,10 @@ class StoredQuant:
     prequantized: bool = True
 
     @property
-    def estimate_quant(self) -> str | None:
-        """The ``EstimateInputs.quant`` key (``None``: dequantized to 16 bits, and for that
-        the weights are bf16 but the fit list still never proposes quantizing)."""
+    def estimate_quant(self) -> str:
+        """The ``EstimateInputs.quant`` key: the method, also when dequantized to bf16 (the
+        weights are then priced at 2 bytes, and the fit list still never proposes quantizing a
+        checkpoint that is stored quantized)."""
         return self.method
 
     @property
