@@ -277,3 +277,16 @@ def test_a_catalog_record_carries_its_quantization_config():
     assert arch.stored_quant.method == "nf4" and arch.stored_quant.double_quant
     total, _, _ = stored_weight_bytes(arch, arch.stored_quant, 2)
     assert abs(total - PUBLISHED["llama-3-8b-bnb-4bit"]) <= 0.10 * PUBLISHED["llama-3-8b-bnb-4bit"]
+
+
+def test_modules_not_converted_stay_16_bit_also_for_one_layer():
+    arch = resolve_architecture("meta-llama/Llama-2-7b-hf")
+    qc = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}
+    _, all_q, _ = stored_weight_bytes(arch, from_quantization_config(qc, "x"), 2)
+    # unsloth's dynamic uploads list single layers in llm_int8_skip_modules
+    skip = {**qc, "llm_int8_skip_modules": ["lm_head", "model.layers.1.mlp"]}
+    _, some_q, _ = stored_weight_bytes(arch, from_quantization_config(skip, "x"), 2)
+    assert all_q - some_q == 3 * 4096 * 11008  # layer 1's gate, up and down projections
+    attn = {**qc, "llm_int8_skip_modules": ["self_attn"]}
+    _, no_attn, _ = stored_weight_bytes(arch, from_quantization_config(attn, "x"), 2)
+    assert all_q - no_attn == 32 * 4 * 4096 * 4096
