@@ -123,6 +123,9 @@ class Architecture:
         params_total: parameter count of the language model (catalog figure or computed).
         max_position_embeddings: context length.
         rough: ``True`` for a stand-in built from a parameter count alone.
+        stored_quant: how the checkpoint is stored when it is quantized
+            (:class:`lintlora.estimate.stored_quant.StoredQuant`: its config.json
+            ``quantization_config``, the catalog record's, or the hub id's conventions), else ``None``.
     """
 
     name: str
@@ -157,6 +160,7 @@ class Architecture:
     attention_bias: bool = False
     rough: bool = False
     aliases: tuple[str, ...] = field(default=(), repr=False)
+    stored_quant: Any = None
 
     # ---- derived shapes ----------------------------------------------------------------------
     @property
@@ -315,6 +319,7 @@ def _from_record(rec: dict[str, Any]) -> Architecture:
         max_position_embeddings=rec.get("max_position_embeddings"),
         attention_bias=bool(rec.get("attention_bias")),
         aliases=tuple(rec.get("aliases", ())),
+        stored_quant=_stored_quant(rec.get("quantization_config"), f"catalog record {rec['hf_id']}"),
     )
     if tie is None and arch.params_total:
         # tying not established by a source: take the reading the catalog's count was made with
@@ -324,7 +329,28 @@ def _from_record(rec: dict[str, Any]) -> Architecture:
     return arch
 
 
-_SUFFIXES = ("-unsloth-bnb-4bit", "-bnb-4bit", "-4bit", "-8bit", "-gptq", "-awq", "-int4", "-int8",
+def _stored_quant(qc: Any, source: str) -> Any:
+    """A ``quantization_config`` mapping read (:mod:`lintlora.estimate.stored_quant`)."""
+    from lintlora.estimate.stored_quant import from_quantization_config
+
+    return from_quantization_config(qc, source)
+
+
+def _with_name_quant(arch: Architecture, name: str) -> Architecture:
+    """``arch`` found in the catalog under ``name``, with the storage the id's conventions say
+    (``-AWQ``, ``-bnb-4bit``...; :func:`lintlora.estimate.stored_quant.from_name`) when the record
+    has none of the same method, and none for an id naming a 16-bit release."""
+    from lintlora.estimate.stored_quant import SIXTEEN_BIT, from_name
+
+    said = from_name(name)
+    if said is SIXTEEN_BIT:
+        return replace(arch, stored_quant=None) if arch.stored_quant is not None else arch
+    if said is None or (arch.stored_quant is not None and arch.stored_quant.method == said.method):
+        return arch
+    return replace(arch, stored_quant=said)
+
+
+_SUFFIXES = ("-unsloth-bnb-4bit", "-bnb-4bit", "-4bit", "-8bit", "-gptq", "-awq", "-int4", "-int8", "-fp8",
              "-instruct", "-chat", "-it", "-hf", "-base", "-bf16", "-fp16")
 
 
@@ -469,6 +495,7 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
     Raises:
         UnknownModelError: the mapping lacks the hidden size, layer count or head count.
     """
+    stored = _stored_quant(cfg.get("quantization_config"), source)
     if isinstance(cfg.get("text_config"), dict) and "hidden_size" not in cfg:
         merged = dict(cfg["text_config"])
         merged.setdefault("model_type", cfg.get("model_type", ""))
@@ -546,7 +573,7 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
         num_experts=moe_n, num_experts_per_tok=per_tok,
         router_module="gate" if moe_n else None, params_total=0,
         max_position_embeddings=context,
-        rough=False, aliases=())
+        rough=False, aliases=(), stored_quant=stored)
 
 
 FIELD_RANGES: dict[str, tuple[int, int]] = {
@@ -884,13 +911,13 @@ def resolve_architecture(
                     if known is not None and (known.hidden_size, known.num_hidden_layers) == (
                             arch.hidden_size, arch.num_hidden_layers):
                         return replace(known, source=f"{arch.source}; matches catalog record "
-                                                      f"{known.hf_id}")
+                                                      f"{known.hf_id}", stored_quant=arch.stored_quant)
                     return arch
         except OSError:
             continue
     arch = _lookup(name)
     if arch is not None:
-        return arch
+        return _with_name_quant(arch, name)
     arch = _torchtune(name)
     if arch is not None:
         return arch
@@ -898,7 +925,7 @@ def resolve_architecture(
     if arch is not None:
         return arch
     if params:
-        return rough_architecture(params, name)
+        return _with_name_quant(rough_architecture(params, name), name)
     if outside:
         raise UnknownModelError(
             f"model path {name!r} not followed: outside the project (lintlora reads only files "

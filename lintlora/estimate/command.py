@@ -262,11 +262,22 @@ def _render_text(report: dict, console) -> None:
 @click.option("--framework", type=click.Choice(["transformers", "trl", "torch", "unsloth", "axolotl",
                                                  "llama-factory", "torchtune", "litgpt"]), default=None)
 @click.option("--tokens", type=str, default=None, help="training tokens for the time estimate (2e8, 200M; at most 1e15)")
+@click.option("--quant", "quant_flag", type=click.Choice(["nf4", "fp4", "int8", "gptq", "awq", "mxfp4", "fp8", "none"]),
+              default=None, help="base weights: bitsandbytes nf4/fp4/int8 quantized on load, a checkpoint stored as "
+                                 "gptq/awq/mxfp4/fp8, or none (16-bit); default: the checkpoint's own")
+@click.option("--double-quant/--no-double-quant", "double_quant", default=None,
+              help="bitsandbytes bnb_4bit_use_double_quant (nf4/fp4; default on)")
+@click.option("--quant-bits", type=BoundedInt(min=2, max=8), default=None, help="GPTQ/AWQ bits (default 4)")
+@click.option("--quant-group-size", type=BoundedInt(min=-1, max=1 << 20), default=None,
+              help="GPTQ/AWQ group size (default 128; -1: one group per column)")
+@click.option("--modules-to-save", "modules_to_save", default=None,
+              help="comma-separated modules trained in full next to the adapter (peft modules_to_save: embed_tokens,lm_head)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.option("--list-gpus", "list_gpus", is_flag=True,
               help="list the GPU catalog (names for --gpu, memory, bf16) and exit")
 def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len, gpu, gpu_memory, rank,
-                 targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, fmt, list_gpus):
+                 targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, quant_flag, double_quant,
+                 quant_bits, quant_group_size, modules_to_save, fmt, list_gpus):
     """Estimate peak GPU memory and training time for FILE or for the flags given.
 
     Exit status: 0 when the estimate fits the GPU (also "tight", and with no GPU named: no
@@ -314,6 +325,13 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         raise click.BadParameter(f"unknown optimizer {optim!r}.{hint} Known (TrainingArguments optim): "
                                  f"{', '.join(KNOWN_OPTIMIZERS)}", param_hint="--optim")
+    if quant_group_size == 0:
+        raise click.BadParameter("0 is not a group size (-1 for one group per column, or 1 and up)",
+                                 param_hint="--quant-group-size")
+    if (quant_bits is not None or quant_group_size is not None) and quant_flag not in ("gptq", "awq"):
+        raise click.BadParameter("--quant-bits and --quant-group-size describe a GPTQ or AWQ checkpoint: "
+                                 "give --quant gptq or --quant awq", param_hint="--quant-bits")
+    mts_value = tuple(m.strip() for m in modules_to_save.split(",") if m.strip()) if modules_to_save else None
     target_value = None
     if targets:
         target_value = targets if targets.lower() in ("all-linear", "all_linear") else tuple(
@@ -336,11 +354,16 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 arch = resolve_architecture(name, framework=setup.framework, model_config=model_config,
                                             params=n_params, base_dir=file,
                                             root=None if model else confinement_root(file))
-                inputs, notes = inputs_from_setup(setup, arch)
+                inputs, notes = inputs_from_setup(setup, arch, g)
                 changes = {}
+                if quant_flag is not None or double_quant is not None:
+                    changes.update(_quant_override(inputs, quant_flag, quant_bits, quant_group_size,
+                                                   double_quant, notes))
+                if mts_value is not None:
+                    changes["modules_to_save"] = mts_value
                 if method:
                     changes["method"] = method
-                    if method == "qlora" and not inputs.quant:
+                    if method == "qlora" and not changes.get("quant", inputs.quant):
                         changes.update(quant="nf4", double_quant=True)
                 if batch_size:
                     changes["batch_size"] = batch_size
@@ -359,7 +382,8 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 if attn:
                     changes["attn_implementation"] = attn
                 if changes:
-                    notes.append("command-line flags override the file: " + ", ".join(f"{k}={v}" for k, v in changes.items()))
+                    notes.append("command-line flags override the file: " + ", ".join(
+                        f"{k}={getattr(v, 'label', v)}" for k, v in changes.items()))
                     changes["assumed"] = tuple(a for a in inputs.assumed if a not in changes)
                     inputs = replace(inputs, **changes)
                 est = estimate_memory(inputs, arch, get_profile(inputs.framework), assumptions=notes,
@@ -378,14 +402,22 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
             if seq_len is None:
                 notes.append("--seq-len not given: assumed 512")
             fw = framework or "transformers"
+            quant, stored, dq, qnotes = _flag_quant(arch, g, m, quant_flag, quant_bits, quant_group_size, double_quant)
+            notes.extend(qnotes)
+            if quant and m == "lora":
+                m = "qlora"
+            if quant and m == "full":
+                raise click.UsageError("a quantized base cannot be fine-tuned in full: give --method lora, or "
+                                       "--quant none for a 16-bit checkpoint")
             # QLoRA through HF: prepare_model_for_kbit_training is assumed, and it turns checkpointing
             # on unless told otherwise (peft src/peft/utils/other.py, use_gradient_checkpointing=True);
             # LLaMA-Factory enables it unless disable_gradient_checkpointing
             # (src/llamafactory/model/model_utils/checkpointing.py prepare_model_for_training)
-            kbit = m == "qlora" and fw in ("transformers", "trl", "torch")
-            gc_default = kbit or fw == "llama-factory"
+            prep = m == "qlora" and fw in ("transformers", "trl", "torch")
+            kbit = prep and quant in ("nf4", "fp4", "int8")
+            gc_default = prep or fw == "llama-factory"
             if gradient_checkpointing is None:
-                if kbit:
+                if prep:
                     notes.append("--gradient-checkpointing not given: on, as prepare_model_for_kbit_training "
                                  "enables it by default (use_gradient_checkpointing=True); "
                                  "--no-gradient-checkpointing for a run without it")
@@ -397,25 +429,25 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 notes.append("--rank not given: assumed 8 (peft default)")
             if m != "full" and target_value is None:
                 notes.append("--targets not given: peft's default target_modules for the model type")
-            quant = "nf4" if m == "qlora" else None
             given = {"batch_size": batch_size, "seq_len": seq_len, "lora_r": rank, "target_modules": target_value,
                      "optim": optim, "attn_implementation": attn,
                      "gradient_checkpointing": True if gc_default else gradient_checkpointing}
             inputs = EstimateInputs(
                 method=m, batch_size=batch_size or 1, seq_len=seq_len or 512,
                 gradient_checkpointing=gc_default if gradient_checkpointing is None else gradient_checkpointing,
-                quant=quant, double_quant=quant is not None,
+                quant=quant, double_quant=dq, stored_quant=stored,
+                modules_to_save=mts_value or (),
                 lora_r=rank or 8, lora_dropout=dropout if dropout is not None else 0.0,
                 target_modules=target_value, optim=optim or "adamw_torch",
                 attn_implementation=attn or "sdpa", kbit_upcast=kbit, framework=fw,
                 assumed=tuple(k for k, v in given.items() if v is None))
             if kbit:
-                notes.append("qlora: NF4 with double quantization, bf16 compute, prepare_model_for_kbit_training "
-                             "(fp32 non-quantized weights and residual stream) assumed")
+                notes.append(f"qlora: {quant.upper()}{' with double quantization' if dq else ''}, bf16 compute, "
+                             "prepare_model_for_kbit_training (fp32 non-quantized weights and residual stream) assumed")
             elif m == "qlora" and fw in ("axolotl", "llama-factory"):
                 notes.append(f"qlora under {fw}: non-quantized weights stay in torch_dtype (axolotl casts them "
                              "back after prepare_model_for_kbit_training; LLaMA-Factory does not call it)")
-            if m == "qlora":
+            if quant in ("nf4", "fp4"):
                 notes.append("bitsandbytes >= 0.43.2 assumed: 4-bit matmuls keep no copy of their input "
                              "(bitsandbytes PR #1270)")
             est = estimate_memory(inputs, arch, get_profile(fw), assumptions=notes,
@@ -443,6 +475,54 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
     # `lintlora estimate train.py --gpu a100-40gb && accelerate launch train.py` guards a launch
     if any((r.get("verdict") or {}).get("state") == "over" for r in reports):
         click.get_current_context().exit(1)
+
+
+def _flag_quant(arch, gpu, method: str, quant_flag: str | None, bits: int | None, group_size: int | None,
+                double_quant: bool | None):
+    """The base weights of a flags-only estimate: ``(EstimateInputs.quant, stored_quant,
+    double_quant, notes)``. ``--quant`` wins; else the checkpoint's own storage
+    (``arch.stored_quant``); else NF4 with double quantization for ``--method qlora``."""
+    from lintlora.estimate.stored_quant import from_flags, resolve_for_gpu
+
+    if quant_flag is not None:
+        q, sq, dq, notes = from_flags(quant_flag, bits, group_size, double_quant)
+        own = getattr(arch, "stored_quant", None)
+        if own is not None and (sq is None or sq.method != own.method):
+            notes.append(f"--quant {quant_flag} overrides the checkpoint's own storage ({own.label})")
+    elif getattr(arch, "stored_quant", None) is not None:
+        sq = arch.stored_quant
+        q, dq, notes = sq.method, sq.double_quant, [f"stored quantization: {sq.reading}"]
+    elif method == "qlora":
+        dq = True if double_quant is None else double_quant
+        return "nf4", None, dq, []
+    else:
+        return None, None, False, []
+    if sq is not None:
+        sq, more = resolve_for_gpu(sq, gpu)
+        notes.extend(more)
+    return q, sq, dq, notes
+
+
+def _quant_override(inputs, quant_flag: str | None, bits: int | None, group_size: int | None,
+                    double_quant: bool | None, notes: list) -> dict:
+    """EstimateInputs changes for ``--quant``/``--double-quant`` given with a FILE."""
+    from lintlora.estimate.stored_quant import from_flags
+
+    if quant_flag is None:
+        if inputs.quant in ("nf4", "fp4"):
+            return {"double_quant": bool(double_quant)}
+        notes.append("--double-quant/--no-double-quant ignored: the base is not bitsandbytes 4-bit")
+        return {}
+    q, sq, dq, more = from_flags(quant_flag, bits, group_size, double_quant)
+    notes.extend(more)
+    changes = {"quant": q, "stored_quant": sq, "double_quant": dq}
+    if q is None and inputs.method == "qlora":
+        changes["method"] = "lora"
+    elif q is not None and inputs.method == "lora":
+        changes["method"] = "qlora"
+    if q not in ("nf4", "fp4", "int8"):
+        changes["kbit_upcast"] = False
+    return changes
 
 
 def _read_setups(path: str):

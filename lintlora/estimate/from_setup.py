@@ -56,7 +56,8 @@ def _why(s: Setting) -> str:
     return ""
 
 
-def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[EstimateInputs, list[str]]:
+def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None
+                      ) -> tuple[EstimateInputs, list[str]]:
     """The estimator inputs for ``setup`` and the sentences stating what was assumed.
 
     Batch: ``per_device_train_batch_size``, else the first DataLoader's ``batch_size``.
@@ -64,7 +65,10 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     padded to it (the worst case; packing makes it exact). Checkpointing:
     :func:`lintlora.facts.checkpointing`. Quantization, adapter, optimizer, precision,
     attention implementation, ``prepare_model_for_kbit_training`` and ``use_liger_kernel``
-    from their sections.
+    from their sections. A checkpoint stored quantized (``arch.stored_quant``) is loaded as
+    stored whatever quantization config the file passes
+    (:func:`lintlora.estimate.stored_quant.reconcile`); ``gpu`` decides whether MXFP4/FP8 are
+    dequantized (compute capability).
     """
     from lintlora.facts import checkpointing
 
@@ -143,7 +147,17 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     q = None
     double = False
     qcompute = None
-    if quant is not None and not quant.method.known and not quant.bits.known:
+    from lintlora.estimate.stored_quant import mlx_note, reconcile
+
+    mlx = mlx_note(_val(g("model.name_or_path")))
+    if mlx:
+        notes.append(mlx)
+    sq, sq_notes = reconcile(getattr(arch, "stored_quant", None), quant, fw, gpu)
+    notes.extend(sq_notes)
+    if sq is not None:
+        q, double = sq.estimate_quant, sq.double_quant
+        qcompute = _DTYPES.get(str(sq.compute_dtype)) if sq.compute_dtype else None
+    elif quant is not None and not quant.method.known and not quant.bits.known:
         # nothing says the model is quantized (it comes from a call lintlora cannot follow):
         # 16-bit weights, the larger figure, stated rather than a guessed 4-bit
         assumed.append("quant")
@@ -190,6 +204,10 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
             q = None
     if q and method == "lora":
         method = "qlora"
+    if sq is not None and method == "full" and not sq.dequantize:
+        notes.append(f"warning: full fine-tuning of a base loaded as {sq.label}: transformers' Trainer refuses it "
+                     "(trainer.py: \"You cannot perform fine-tuning on purely quantized models. Please attach "
+                     "trainable adapters\"); estimated as if it ran")
 
     # ---- precision ----
     bf16 = _val(g("training.bf16"))
@@ -255,7 +273,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         # nothing trains (an adapter merge, an inference or evaluation script): only the
         # loaded weights are estimated, and the sentences about them kept
         return EstimateInputs(method="load", quant=q, double_quant=double, quant_compute_dtype=qcompute,
-                              weight_dtype=weight, compute_dtype=compute, framework=fw), [
+                              weight_dtype=weight, compute_dtype=compute, framework=fw, stored_quant=sq), [
             "no training in this file (no Trainer, training loop or training config): the estimate is the "
             "memory to load the model, not a training step", *weight_notes]
 
@@ -351,7 +369,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         target_modules=target_value, modules_to_save=tuple(mts), use_dora=dora, optim=optim,
         attn_implementation=attn, kbit_upcast=kbit, liger=liger, master_fp32=master,
         framework=fw, checkpoint_offload=offload, assumed=tuple(assumed), loss_impl=loss_impl,
-        sequences_per_example=seqs, reference_model=reference,
+        sequences_per_example=seqs, reference_model=reference, stored_quant=sq,
     )
     if kbit:
         notes.append("prepare_model_for_kbit_training() up-casts the non-quantized weights "
@@ -476,7 +494,7 @@ def estimate_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None, *,
         gpu: a :class:`lintlora.estimate.gpus.Gpu` or ``None``.
         gpu_memory_bytes: overrides the GPU's memory (``--gpu-memory``).
     """
-    inputs, notes = inputs_from_setup(setup, arch)
+    inputs, notes = inputs_from_setup(setup, arch, gpu)
     mem = gpu_memory_bytes or (gpu.memory_bytes if gpu is not None else None)
     return estimate_memory(inputs, arch, get_profile(inputs.framework), assumptions=notes,
                            gpu=getattr(gpu, "name", None), gpu_memory_bytes=mem)

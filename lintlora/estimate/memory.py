@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Any, Sequence
 
 from lintlora.estimate.architecture import Architecture
 from lintlora.estimate.params import AdaptedModule, TrainableCount, count_trainable
@@ -90,7 +90,13 @@ class EstimateInputs:
         batch_size: micro-batch per device (sequences).
         seq_len: tokens per sequence (padded length, or the packing length).
         gradient_checkpointing: activation checkpointing per decoder layer.
-        quant: ``None``, ``"nf4"``, ``"fp4"``, ``"int8"``, ``"gptq4"``, ``"torchao-nf4"``.
+        quant: ``None``, ``"nf4"``, ``"fp4"``, ``"int8"``, ``"gptq4"``, ``"torchao-nf4"``, or a
+            checkpoint stored quantized: ``"gptq"``, ``"awq"``, ``"mxfp4"``, ``"fp8"`` (with
+            ``stored_quant``).
+        stored_quant: how the checkpoint is stored (a
+            :class:`lintlora.estimate.stored_quant.StoredQuant`: GPTQ/AWQ bits and group size,
+            bitsandbytes as stored, MXFP4, FP8, dequantized or not), priced as stored by
+            :func:`lintlora.estimate.stored_quant.stored_weight_bytes`; ``None`` otherwise.
         double_quant: bitsandbytes ``bnb_4bit_use_double_quant``.
         quant_compute_dtype: ``bnb_4bit_compute_dtype`` (``None``: same as ``compute_dtype``).
         weight_dtype: dtype of the unquantized weights (``torch_dtype``).
@@ -160,6 +166,7 @@ class EstimateInputs:
     sequences_per_example: int = 1
     reference_model: bool = False
     assumed: tuple[str, ...] = ()
+    stored_quant: Any = None
 
     @property
     def tokens(self) -> int:
@@ -252,7 +259,9 @@ class MemoryEstimate:
             "headroom_bytes": self.headroom_bytes,
             "rough": self.rough,
             "assumptions": list(self.assumptions),
-            "inputs": {k: (list(v) if isinstance(v, tuple) else v)
+            "inputs": {k: (list(v) if isinstance(v, tuple) else
+                           {f: (list(x) if isinstance(x, tuple) else x) for f, x in v.__dict__.items()}
+                           if hasattr(v, "__dataclass_fields__") else v)
                        for k, v in self.inputs.__dict__.items()},
         }
 
@@ -426,7 +435,7 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
     elif inputs.quant == "int8":
         # MatMul8bitLt saves A itself (bitsandbytes autograd/_functions.py: ctx.tensors = (CAt, subA, A))
         parts["linear_inputs"] = sum(input_bytes[r] * w for r, w in distinct_inputs.items())
-    elif inputs.quant == "gptq4":
+    elif inputs.quant in ("gptq4", "gptq", "awq"):
         parts["linear_inputs"] = 2 * sum(distinct_inputs.values())
     # LoRA
     lora = 0.0
@@ -544,6 +553,12 @@ def _weights(arch: Architecture, inputs: EstimateInputs, profile: Profile,
         wb = 4
     total = arch.total_params
     q = inputs.quant
+    if q and inputs.stored_quant is not None:
+        from lintlora.estimate.stored_quant import stored_weight_bytes
+
+        rest_b = 4 if (inputs.kbit_upcast and q in ("nf4", "fp4", "int8")) else (2 if wb == 4 else wb)
+        stored, _, desc = stored_weight_bytes(arch, inputs.stored_quant, rest_b)
+        return stored, desc
     if not q:
         cb = DTYPE_BYTES.get(inputs.compute_dtype, 2)
         if wb == 4 and cb == 2:
@@ -636,10 +651,12 @@ def _load_phase(arch: Architecture, inputs: EstimateInputs, profile: Profile,
       ``to_nf4``; torchao < 0.2 held :data:`TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT` bytes per
       element of the weight being quantized, later versions one chunk of
       :data:`TORCHAO_CHUNK_ELEMENTS` elements.
-    * 16-bit and pre-quantized (GPTQ) models: loading adds no transient worth counting.
+    * 16-bit and pre-quantized models (GPTQ, AWQ, MXFP4, FP8, a bitsandbytes checkpoint stored
+      quantized): loading adds no transient worth counting (their tensors are loaded as stored).
     """
     q = inputs.quant
-    if not q or q == "gptq4" or inputs.method == "full":
+    stored = inputs.stored_quant is not None and inputs.stored_quant.prequantized
+    if not q or q in ("gptq4", "gptq", "awq", "mxfp4", "fp8") or stored or inputs.method == "full":
         return 0.0, 0.0, ""
     w_load, _ = _weights(arch, replace(inputs, kbit_upcast=False), profile, trainable)
     n_max = max(sh.d_in * sh.d_out for sh in arch.block_linears())
@@ -777,7 +794,7 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     # one dequantized weight (the largest block matrix) exists at a time in 4/8-bit matmuls
     dequant = 0.0
     head_dequant = 0.0
-    if inputs.quant:
+    if inputs.quant and inputs.quant not in ("mxfp4", "fp8"):  # MXFP4/FP8 kernels (or bf16) dequantize nothing whole
         db = profile.dequant_bytes or DTYPE_BYTES.get(inputs.compute_dtype, 2)
         dequant = max(sh.d_in * sh.d_out for sh in arch.block_linears()) * db
         if profile.quantize_lm_head and inputs.quant in ("nf4", "fp4"):
