@@ -5,14 +5,20 @@ Sources, in the order :func:`resolve_architecture` tries them (never the network
 1. ``model_config=`` (``--model-config path/config.json``): a local Hugging Face config.
 2. ``params=`` alone with no name: a rough Llama-shaped stand-in (``rough=True``).
 3. A local directory or ``config.json`` path (relative paths also against the linted file's
-   folder): HF ``config.json`` or litgpt's ``model_config.yaml``.
-4. The built-in catalog ``lintlora/data/models.json`` (84 records; each cites the configs it
+   folder): HF ``config.json`` or litgpt's ``model_config.yaml``; a folder with neither (a
+   peft adapter, a fine-tune's card) resolves through the base it names in
+   ``adapter_config.json`` or its model card (:mod:`lintlora.estimate.model_names`).
+4. The built-in catalog ``lintlora/data/models*.json`` (each record cites the configs it
    was read from): hub ids, aliases (instruct/chat variants, ``NousResearch/...``,
-   ``unsloth/...-bnb-4bit``), torchtune component names
-   (``torchtune.models.llama3_1.lora_llama3_1_8b``) and litgpt checkpoint directories
-   (``checkpoints/meta-llama/Meta-Llama-3.1-8B``).
+   ``unsloth/...-bnb-4bit``, ModelScope ids), same-architecture ids (with their note),
+   torchtune component names (``torchtune.models.llama3_1.lora_llama3_1_8b``), litgpt
+   checkpoint directories (``checkpoints/meta-llama/Meta-Llama-3.1-8B``), ModelScope mirror
+   ids by repository name, and last the normalised name (org and variant suffixes removed).
+   Everything after the exact ids is a reading by name: :attr:`Architecture.resolved_by`
+   carries the sentence the estimate's assumptions show.
 5. The local Hugging Face cache (``$HF_HUB_CACHE``, ``$HF_HOME/hub``,
-   ``~/.cache/huggingface/hub``): ``models--org--name/snapshots/<rev>/config.json``.
+   ``~/.cache/huggingface/hub``): ``models--org--name/snapshots/<rev>/config.json``, or the
+   base an adapter snapshot names.
 6. ``params=`` with an unknown name: the rough stand-in.
 
 Otherwise :class:`UnknownModelError`, whose message says how to supply the model.
@@ -126,6 +132,10 @@ class Architecture:
         stored_quant: how the checkpoint is stored when it is quantized
             (:class:`lintlora.estimate.stored_quant.StoredQuant`: its config.json
             ``quantization_config``, the catalog record's, or the hub id's conventions), else ``None``.
+        resolved_by: how a name that is not a catalogued id was resolved, as a sentence for the
+            estimate's assumptions (a guess by name, a ModelScope mirror, a fine-tune's base
+            named in its local files, a same-architecture id's note); ``""`` for an exact
+            catalog id, a local ``config.json`` or a rough stand-in (which says so itself).
     """
 
     name: str
@@ -161,6 +171,7 @@ class Architecture:
     rough: bool = False
     aliases: tuple[str, ...] = field(default=(), repr=False)
     stored_quant: Any = None
+    resolved_by: str = ""
 
     # ---- derived shapes ----------------------------------------------------------------------
     @property
@@ -433,16 +444,71 @@ def catalog() -> tuple[Architecture, ...]:
 
 
 def _lookup(name: str) -> Architecture | None:
+    """The catalog record ``name`` names (exactly, or by its normalised name); see
+    :func:`_lookup_noted` for the same lookup with the sentence saying how."""
+    return _lookup_noted(name, with_note=False)
+
+
+@lru_cache(maxsize=1)
+def _all_ids() -> list[tuple[str, int]]:
+    """Every catalogued hub id, alias and same-architecture id with its record index."""
+    return [(i, index) for index, rec in enumerate(_records()) for i in _record_ids(rec)]
+
+
+def _same_architecture_note(index: int, key: str) -> str | None:
+    """The catalog's note for ``key`` when it is one of record ``index``'s same-architecture ids."""
+    for entry in _records()[index].get("same_architecture_ids", ()):
+        if isinstance(entry, dict) and str(entry.get("id", "")).lower() == key:
+            return str(entry.get("note") or "same shapes")
+    return None
+
+
+def _lookup_noted(name: str, with_note: bool = True) -> Architecture | None:
+    """The catalog record ``name`` resolves to, carrying in :attr:`Architecture.resolved_by`
+    how, when it was not an exact hub id or alias.
+
+    In order: an exact id or alias (no note); a same-architecture id (the record's note, e.g.
+    "vocab 32016"); a litgpt checkpoint folder ``.../<org>/<name>``; a ModelScope mirror id
+    (:func:`lintlora.estimate.model_names.modelscope_original`: a reading by name, said so);
+    the normalised name, with the org and variant suffixes (:data:`_SUFFIXES`) removed (a guess
+    by name, said so).
+    """
+    from lintlora.estimate.model_names import modelscope_original
+
     exact = _exact_index()
-    key = name.strip().lower().rstrip("/")
+    shown = name.strip()
+    key = shown.lower().rstrip("/")
+
+    def noted(index: int, note: str) -> Architecture:
+        arch = _architecture(index)
+        return replace(arch, resolved_by=note) if with_note and note else arch
+
     if key in exact:
-        return _architecture(exact[key])
+        index = exact[key]
+        same = _same_architecture_note(index, key)
+        rec = _architecture(index)
+        return noted(index, "" if same is None else (
+            f"model {shown!r} is not catalogued itself: priced with the shapes of {rec.name} "
+            f"({rec.hf_id}), which the catalog records as its architecture ({same})"))
     # litgpt checkpoint dir: .../checkpoints/<org>/<name>
     parts = [p for p in re.split(r"[\\/]", key) if p]
     if len(parts) >= 2 and "/".join(parts[-2:]) in exact:
         return _architecture(exact["/".join(parts[-2:])])
+    mirror = modelscope_original(shown, _all_ids()) if len(parts) == 2 else None
+    if mirror is not None:
+        index, hub_id = mirror
+        rec = _architecture(index)
+        return noted(index, f"model {shown!r} read as the Hugging Face repository {hub_id} "
+                            f"({rec.name}): ModelScope's {parts[0]!r} organisation mirrors hub "
+                            f"models under the same repository name (a reading by name)")
     index = _loose_index().get(_norm_name(key))
-    return None if index is None else _architecture(index)
+    if index is None:
+        return None
+    rec = _architecture(index)
+    return noted(index, f"model {shown!r} is not a catalogued id: taken as {rec.name} ({rec.hf_id}) "
+                        f"by its name with the organisation and the variant suffixes (-Instruct, "
+                        f"-Chat, -it, -hf, -bnb-4bit, ...) removed, a guess by name; give "
+                        f"--model-config path/config.json for the model's own shapes")
 
 
 # torchtune builders: torchtune/models/<family>/_model_builders.py names
@@ -462,8 +528,8 @@ _TORCHTUNE = {
     ("qwen2_5", "3b"): "Qwen/Qwen2.5-3B", ("qwen2_5", "7b"): "Qwen/Qwen2.5-7B",
     ("qwen2_5", "14b"): "Qwen/Qwen2.5-14B", ("qwen2_5", "32b"): "Qwen/Qwen2.5-32B",
     ("qwen2_5", "72b"): "Qwen/Qwen2.5-72B",
-    ("qwen2", "0_5b"): "Qwen/Qwen2.5-0.5B", ("qwen2", "1_5b"): "Qwen/Qwen2.5-1.5B",
-    ("qwen2", "7b"): "Qwen/Qwen2.5-7B",
+    ("qwen2", "0_5b"): "Qwen/Qwen2-0.5B", ("qwen2", "1_5b"): "Qwen/Qwen2-1.5B",
+    ("qwen2", "7b"): "Qwen/Qwen2-7B",
     ("qwen3", "0_6b"): "Qwen/Qwen3-0.6B", ("qwen3", "1_7b"): "Qwen/Qwen3-1.7B",
     ("qwen3", "4b"): "Qwen/Qwen3-4B", ("qwen3", "8b"): "Qwen/Qwen3-8B",
     ("qwen3", "14b"): "Qwen/Qwen3-14B", ("qwen3", "32b"): "Qwen/Qwen3-32B",
@@ -746,7 +812,7 @@ def _read_local(path: Path, label: str, confined: bool = False) -> Architecture 
         elif (path / "model_config.yaml").is_file():
             return _from_litgpt_yaml(path / "model_config.yaml", confined)
         else:
-            return None
+            return _through_base_model(path, label, confined)
     if not path.exists():
         return None
     if path.suffix in (".yaml", ".yml"):
@@ -775,7 +841,7 @@ def _hf_cache_dirs() -> list[Path]:
     return dirs
 
 
-def _from_hf_cache(hub_id: str) -> Architecture | None:
+def _from_hf_cache(hub_id: str, depth: int = 0) -> Architecture | None:
     if "/" not in hub_id or hub_id.count("/") != 1:
         return None
     from lintlora.cache import note_input
@@ -792,7 +858,46 @@ def _from_hf_cache(hub_id: str) -> Architecture | None:
                          key=lambda p: p.stat().st_mtime, reverse=True)
         if configs:
             return _read_local(configs[0], hub_id)
+        # an adapter or a card-only snapshot: the base it names (newest snapshot first)
+        for snapshot in sorted((p for p in snaps.iterdir() if p.is_dir()),
+                               key=lambda p: p.stat().st_mtime, reverse=True)[:_MAX_SNAPSHOTS]:
+            arch = _through_base_model(snapshot, hub_id, False, depth)
+            if arch is not None:
+                return arch
     return None
+
+
+_MAX_SNAPSHOTS = 8
+"""The most snapshots of one cached repository searched for a base model's name (a cache
+holds one per revision downloaded; the newest come first)."""
+
+_MAX_BASE_DEPTH = 2
+"""How many fine-tune -> base links are followed (an adapter of a fine-tune of a base is two)."""
+
+
+def _through_base_model(folder: Path, label: str, confined: bool,
+                        depth: int = 0) -> Architecture | None:
+    """The architecture of the base model a fine-tune's folder names in its own files
+    (:func:`lintlora.estimate.model_names.base_model_named_in`: ``adapter_config.json``'s
+    ``base_model_name_or_path`` or the model card's ``base_model:``), resolved through the
+    catalog or the local Hugging Face cache (never a path, never the network); ``None`` when the
+    folder names none or the base is unknown. The sentence saying so is in ``resolved_by``."""
+    from lintlora.estimate.model_names import base_model_named_in
+
+    if depth >= _MAX_BASE_DEPTH:
+        return None
+    named = base_model_named_in(folder, lambda p: _read_model_file(p, confined))
+    if named is None:
+        return None
+    base, file_name = named
+    arch = _lookup_noted(base) or _from_hf_cache(base, depth + 1)
+    if arch is None:
+        return None
+    key = "base_model_name_or_path" if file_name.endswith(".json") else "base_model"
+    note = (f"model {label!r}: a fine-tune of {base} (its {file_name} names it as `{key}`), "
+            f"priced with the base's shapes ({arch.name}); a fine-tune that resized its "
+            f"vocabulary or changed shapes is not seen")
+    return replace(arch, resolved_by=note + (f"; {arch.resolved_by}" if arch.resolved_by else ""))
 
 
 # ---- rough stand-in ----------------------------------------------------------------------------
@@ -907,15 +1012,16 @@ def resolve_architecture(
                 arch = _read_local(p, name, confined=root is not None)
                 if arch is not None:
                     # a local copy of a catalogued model: keep the catalog's identity
-                    known = _lookup(p.name)
-                    if known is not None and (known.hidden_size, known.num_hidden_layers) == (
-                            arch.hidden_size, arch.num_hidden_layers):
+                    known = None if arch.resolved_by else _lookup(p.name)
+                    if known is not None and (known.model_type, known.hidden_size,
+                                              known.num_hidden_layers) == (
+                            arch.model_type, arch.hidden_size, arch.num_hidden_layers):
                         return replace(known, source=f"{arch.source}; matches catalog record "
                                                       f"{known.hf_id}", stored_quant=arch.stored_quant)
                     return arch
         except OSError:
             continue
-    arch = _lookup(name)
+    arch = _lookup_noted(name)
     if arch is not None:
         return _with_name_quant(arch, name)
     arch = _torchtune(name)

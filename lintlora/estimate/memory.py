@@ -731,6 +731,8 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     """
     profile = profile or get_profile(inputs.framework)
     notes = list(assumptions)
+    if arch.resolved_by and arch.resolved_by not in notes:  # a name resolved by a reading of it
+        notes.insert(0, arch.resolved_by)
     if not profile.ties_embeddings and arch.tie_word_embeddings:
         # litgpt keeps a separate output layer for tied checkpoints (Profile.ties_embeddings)
         extra = arch.vocab_size * arch.hidden_size
