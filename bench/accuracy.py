@@ -572,7 +572,7 @@ def _kind(row: dict) -> str:
     return "measure"
 
 
-def score(rows: list[dict], paths: tuple[str, ...] = PATHS) -> tuple[list[RowResult], list[tuple[str, str]]]:
+def score_paths(rows: list[dict], paths: tuple[str, ...] = PATHS) -> tuple[list[RowResult], list[tuple[str, str]]]:
     """Every usable row on every path; the rows left out with the reason."""
     results: list[RowResult] = []
     skipped: list[tuple[str, str]] = []
@@ -671,6 +671,88 @@ def print_rows(results: list[RowResult], paths: tuple[str, ...]) -> None:
         if r.kind == "low":
             notes.append("low reliability: not in the summary")
         print(line + ("   # " + "; ".join(notes) if notes else ""))
+
+
+@dataclass
+class Scored:
+    row_id: str
+    source: str
+    model: str
+    kind: str  # "measure" or "bound"
+    counter: str
+    measured: float | None  # bytes
+    estimated: float  # bytes
+    error_pct: float | None
+    right: bool | None
+    note: str = ""
+
+
+def score(rows: list[dict], factors: dict[str, float] | None = None) -> tuple[list[Scored], list[tuple[str, str]]]:
+    """The inputs path alone, one :class:`Scored` per usable row (the API tests/test_estimate_memory.py
+    pins rows with). ``factors``: activation_factor per framework."""
+    out: list[Scored] = []
+    skipped: list[tuple[str, str]] = []
+    for row in rows:
+        why = _skip(row)
+        if why:
+            skipped.append((row["row_id"], why))
+            continue
+        name = _MODEL_IDS.get(row["model"], row["model"])
+        try:
+            arch = resolve_architecture(name)
+        except UnknownModelError:
+            skipped.append((row["row_id"], f"model {row['model']} not in catalog"))
+            continue
+        inputs, counter = row_inputs(row, arch)
+        prof = get_profile(inputs.framework)
+        if factors and inputs.framework in factors:
+            prof = replace(prof, activation_factor=factors[inputs.framework])
+        est = estimate_memory(inputs, arch, prof)
+        value = {"allocated": est.allocated_bytes, "reserved": est.reserved_bytes,
+                 "device": est.device_bytes}[counter]
+        kind = row["kind"].lower()
+        low = row["reliability"].lower().startswith(("low (", "low as"))
+        if low and (kind.startswith("measurement") or kind.startswith("claim")):
+            measured = float(row["peak_gb"]) * _unit(row)
+            err = 100.0 * (value - measured) / measured
+            out.append(Scored(row["row_id"], row["source"], row["model"], "low", counter, measured, value, err, None,
+                              row["reliability"]))
+        elif kind.startswith("measurement") or kind.startswith("claim"):
+            measured = float(row["peak_gb"]) * _unit(row)
+            err = 100.0 * (value - measured) / measured
+            out.append(Scored(row["row_id"], row["source"], row["model"], "measure", counter, measured, value, err, None))
+        elif kind.startswith("bound"):
+            cap = _capacity(row)
+            if cap is None:
+                skipped.append((row["row_id"], "bound without capacity"))
+                continue
+            dev = est.device_bytes
+            if kind.startswith("bound_oom"):
+                right = dev > cap * 0.95
+            elif kind.startswith("bound_fit"):
+                right = dev <= cap
+            else:  # max context: the peak at that length is about the capacity
+                right = 0.75 * cap <= dev <= 1.25 * cap
+            out.append(Scored(row["row_id"], row["source"], row["model"], "bound", "device", cap, dev, None, right,
+                              kind.split("(")[0].strip()))
+    return out, skipped
+
+
+def summary(scored: list[Scored]) -> list[tuple[str, int, float, float, int, int]]:
+    """Per source: (source, n measured, median |err|%, p90 |err|%, bounds right, bounds total)."""
+    res = []
+    for src in sorted({s.source for s in scored}):
+        errs = sorted(abs(s.error_pct) for s in scored if s.source == src and s.kind == "measure")
+        b = [s for s in scored if s.source == src and s.kind == "bound"]
+        med = statistics.median(errs) if errs else float("nan")
+        p90 = errs[min(len(errs) - 1, int(round(0.9 * (len(errs) - 1))))] if errs else float("nan")
+        res.append((src, len(errs), med, p90, sum(1 for x in b if x.right), len(b)))
+    errs = sorted(abs(s.error_pct) for s in scored if s.kind == "measure")
+    b = [s for s in scored if s.kind == "bound"]
+    res.append(("ALL", len(errs), statistics.median(errs) if errs else float("nan"),
+                errs[min(len(errs) - 1, int(round(0.9 * (len(errs) - 1))))] if errs else float("nan"),
+                sum(1 for x in b if x.right), len(b)))
+    return res
 
 
 # ---- fitted constants, checked on held-out rows ----------------------------------------------
@@ -846,7 +928,7 @@ def main() -> None:
         holdout(rows)
         return
     paths = tuple(p for p in args.paths.split(",") if p in PATHS)
-    results, skipped = score(rows, paths)
+    results, skipped = score_paths(rows, paths)
     if args.rows:
         print_rows(results, paths)
     print(f"\nleft out {len(skipped)} rows: " + "; ".join(f"{r} ({w})" for r, w in skipped))
