@@ -852,6 +852,9 @@ def holdout(rows: list[dict]) -> None:
         s = row_setup(row)
         if isinstance(s, RowSetup) and _kind(row) == "measure":
             setups.append((s, row))
+    print("A = the rows with an even row_id, B = odd; each constant fitted on one half (grid search, least "
+          "median |error| of the inputs path), scored on the other: median/p90 |error| % with the committed "
+          "value and with the refit")
     print(f"{'constant':32} {'rows':>4} {'committed':>10} | {'fit on A':>9} {'B: med/p90 committed':>21} "
           f"{'B: med/p90 refit':>17} | {'fit on B':>9} {'A: committed':>13} {'A: refit':>11}")
     for f in FITTED:
