@@ -298,12 +298,16 @@ def _extra(row: dict, inputs: EstimateInputs) -> dict:
 def row_setup(row: dict) -> RowSetup | str:
     """The row as a :class:`rowgen.RowSetup`, or why it is left out (a sentence)."""
     why = _skip(row)
-    if why:
-        return why
     name = _MODEL_IDS.get(row["model"], row["model"])
     try:
         arch = resolve_architecture(name)
     except UnknownModelError:
+        arch = None
+    if why:
+        if why.startswith("no sequence length") and arch is None:
+            why += f"; unknown model {row['model']}"  # the encoder-decoder rows (T0, mt0) until catalogued
+        return why
+    if arch is None:
         return f"unknown model {row['model']}"
     inputs, _ = row_inputs(row, arch)
     if row["kind"].lower().startswith("bound_oom at any"):
