@@ -23,21 +23,29 @@ LOSS_K: dict[str, float] = {
     "hf": 12.0,
     # transformers < 4.46 (LlamaForCausalLM.forward): fp32 logits returned (4) plus a
     # .contiguous() fp32 shifted copy (4) and the log_softmax output (4), bf16 logits (2):
-    # 14-16 (estimator-notes §2.2).
+    # 14-16 (estimator-notes §2.2). 16: the top of that range, not fitted (no row isolates it).
     "hf-legacy": 16.0,
     # a model's own loss on bf16 logits with a shifted .contiguous() copy and no fp32 up-cast
     # (Qwen-1 remote code modeling_qwen.py; torchtune 2024 recipes): logits 2 + shifted copy
     # 2 + log_softmax output 2 + backward gradients 2 + 2 = 10 (notes: Qwen k ≈ 9-10).
+    # *fitted* in part: the count is the mechanism, the value matches the notes' reading of the
+    # QwenLM/Qwen README rows (tests/data/measured_peaks.csv rows 105-164, their sequence-length
+    # scaling); `bench/accuracy.py --holdout` refits it on half of the rows that use it and
+    # scores the other half. Measurable on the CPU (saved-tensor hooks on a Qwen-1-style head).
     "bf16-own": 10.0,
     # chunked CE: litgpt lm_head_chunk_size=128 + chunked_cross_entropy keeps all bf16 logit
     # chunks (2) and each chunk's log_softmax output (2) plus one chunk's gradients;
     # torchtune CEWithChunkedOutputLoss up-casts one chunk at a time (notes §2.2: 2-3, the
     # Llama-3.2-3B ladder: chunking saved 8.3 B per token·vocab against "hf").
+    # litgpt's value is measured (bench/litgpt_memory.py; plus the chunk gradients, see
+    # Profile.loss_chunk_tokens); torchtune's is *fitted* to the ladder rows 96 and 98 (the 8.3 B
+    # saving): `bench/accuracy.py --holdout` checks it on held-out rows.
     "chunked": 4.0,
     # fused linear + cross-entropy kernels (Liger, Apple Cut Cross-Entropy in Unsloth and
     # axolotl): logits never materialised in full (notes §2.2: 0-0.5). torchtune's
     # LinearCrossEntropyLoss is not one: it loops over chunks in eager PyTorch and keeps each
-    # chunk's fp32 log-softmax output, like "chunked".
+    # chunk's fp32 log-softmax output, like "chunked". 0.5: the top of the notes' range, not
+    # fitted (only bound rows, the Unsloth context table, use it).
     "fused": 0.5,
 }
 
@@ -86,10 +94,20 @@ class Profile:
         offload_checkpoints: checkpointed layer inputs go to CPU RAM (Unsloth
             ``use_gradient_checkpointing="unsloth"``).
         framework_bytes: allocated bytes outside the components (RoPE caches, cuBLAS
-            workspaces, buffers). litgpt's Oct-2023 table implies ~0 (mb1 and mb2 differ by
-            exactly one micro-batch of activations); notes §3 suggest ~0.3 GB for HF.
+            workspaces, buffers). *Fitted*, not computed: litgpt 0 read off its Oct-2023
+            table (rows of the resource tables in tests/data/measured_peaks.csv: mb1 and mb2
+            differ by exactly one micro-batch of activations); HF 300 MB, the notes' §3 figure
+            (~0.3 GB); torchtune 100 MB, a value with no recorded derivation (set with the
+            profiles in 2187a0d, kept as the torchtune rows 83, 87 and 90 came out).
+            ``bench/accuracy.py --holdout`` refits each on half its rows and scores the other
+            half; it could be measured on a GPU instead (``memory_allocated()`` after a step
+            minus the counted parts).
         reserved_ratio: ``max_memory_reserved / max_memory_allocated`` (caching-allocator
-            slack; notes §3: 1.05-1.15).
+            slack; notes §3: 1.05-1.15). *Fitted*: 1.08 is a value chosen in that range, no
+            derivation recorded, kept as the rows whose counter is reserved or device came out
+            (torchtune 83 and 87; the QwenLM/Qwen rows 105-164, counter unstated, read as
+            device); ``bench/accuracy.py --holdout`` refits it on half the rows. GPU-only to
+            measure (the caching allocator has no CPU analogue).
         cuda_context_bytes: CUDA context + kernels outside PyTorch's pool, added for what
             nvidia-smi shows (gpu_poor's flat 650 MB; notes §3: 0.3-0.8 GB). Measured figures
             depend on the CUDA version far more than on the GPU generation: with lazy module
@@ -101,7 +119,9 @@ class Profile:
             those probes, hence 650 MB; cuBLAS workspaces come from PyTorch's allocator and are
             inside ``framework_bytes``, not here.
         activation_factor: multiplier on the analytic activation term, for effects the
-            component list leaves out; 1.0 unless calibrated (see bench/accuracy.py).
+            component list leaves out; 1.0 (not fitted) in every profile: the terms are measured
+            on the CPU (bench/saved_tensors.py, bench/litgpt_memory.py), and
+            ``bench/accuracy.py --holdout`` shows what a fitted factor would buy on held-out rows.
         layernorm_bytes: bytes per hidden element a LayerNorm saves when it differs from
             ``norm_bytes`` (``None``: ``norm_bytes``). litgpt under ``bf16-true`` runs
             ``torch.nn.LayerNorm`` on the bf16 stream and keeps its bf16 input (2, measured by
