@@ -64,8 +64,8 @@ def compiled_parts(parts: dict[str, float], arch: Architecture, *, c: int, sb: i
 
 
 def optimizer_in_backward(arch: Architecture, trainable: Any, param_bytes: float, *,
-                          full: bool) -> tuple[float, str]:
-    """Bytes alive for the optimizer step inside backward, and the note.
+                          full: bool) -> tuple[float, float, str]:
+    """Bytes alive for the optimizer steps inside backward: ``(per layer, output layer, note)``.
 
     torchtune ``optimizer_in_bwd: True`` (``recipes/full_finetune_single_device.py``;
     ``torchtune/training/memory.py`` ``register_optim_in_bwd_hooks``) registers
@@ -73,21 +73,29 @@ def optimizer_in_backward(arch: Architecture, trainable: Any, param_bytes: float
     ``optim_step`` calls ``optim_dict[param].step()`` then ``zero_grad()`` (``set_to_none``, torch
     ``Optimizer.zero_grad`` default since 2.0): each gradient is freed as soon as it has been
     used, so no full set of gradients ever exists and there is no separate optimizer-step moment.
-    What is alive at a time: the gradient being stepped and the step's temporaries (AdamW on one
-    tensor, ``torch/optim/adamw.py``: about one parameter-sized buffer), so
-    ``2 × largest parameter × param_bytes``. The optimizer states are unchanged.
+    What is alive at one step: the gradient and the step's temporary (AdamW on one tensor,
+    ``torch/optim/adamw.py``: ``exp_avg_sq.sqrt()`` is one parameter-sized buffer), so
+    ``2 × parameter × param_bytes``; the optimizer states are unchanged.
+
+    * per layer: during a decoder layer's backward, its largest weight is stepped;
+    * output layer (``V × h``): an untied one is stepped as soon as the loss's backward has
+      reached it, while every layer's saved activations are alive; a tied embedding is stepped
+      last (autograd sums both uses before its ``AccumulateGrad`` runs), when they are freed.
+      The caller adds that moment (:func:`lintlora.estimate.memory.estimate_memory`).
     """
     h = arch.hidden_size
+    head = 0
     if full:
-        largest = max([arch.vocab_size * h] + [sh.d_in * sh.d_out for sh in arch.block_linears()])
+        block = max(sh.d_in * sh.d_out for sh in arch.block_linears())
+        head = arch.vocab_size * h
     else:
-        # one copy's LoRA A + B (an upper bound on its larger matrix), or a modules_to_save copy
-        sizes = [0]
-        if trainable is not None:
-            sizes += [m.params // max(1, m.copies) for m in trainable.adapted]
-            sizes += [m.d_in * m.d_out for m in trainable.saved]
-        largest = max(sizes)
-    b = 2 * largest * param_bytes
-    return float(b), (f"optimizer in backward: each gradient stepped and freed as it is accumulated "
-                      f"(register_post_accumulate_grad_hook): no gradient buffers, one gradient of the largest "
-                      f"parameter ({largest:,} elements) and its step's temporary at a time, {b / 2**30:.2f} GiB")
+        # one copy's LoRA A + B (an upper bound on its larger matrix); a modules_to_save copy of
+        # the embedding or output layer counts as the output layer
+        block = max([0] + [m.params // max(1, m.copies) for m in trainable.adapted] if trainable is not None else [0])
+        if trainable is not None and trainable.saved:
+            head = max(m.d_in * m.d_out for m in trainable.saved)
+    b_block, b_head = 2 * block * param_bytes, 2 * head * param_bytes
+    return float(b_block), float(b_head), (
+        f"optimizer in backward: each gradient stepped and freed as it is accumulated "
+        f"(register_post_accumulate_grad_hook): no gradient buffers; one gradient and its step's temporary at a time "
+        f"({b_block / 2**30:.2f} GiB for a layer's largest weight, {b_head / 2**30:.2f} GiB for the output layer)")

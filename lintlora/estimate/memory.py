@@ -821,12 +821,12 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         lm_head_grads = arch.vocab_size * arch.hidden_size * pb
     persistent_grads = 0.0 if full else grads
     step_grads = grads
-    in_bwd = 0.0
+    in_bwd = in_bwd_head = 0.0
     if inputs.optimizer_in_bwd:
         from lintlora.estimate.framework_terms import optimizer_in_backward
 
         # no gradient buffers: one parameter's gradient and its step's temporary at a time
-        in_bwd, in_bwd_note = optimizer_in_backward(arch, trainable, pb, full=full)
+        in_bwd, in_bwd_head, in_bwd_note = optimizer_in_backward(arch, trainable, pb, full=full)
         persistent_grads, lm_head_grads, step_grads = 0.0, 0.0, 0.0
         notes.append(in_bwd_note)
     phases: list[tuple[str, dict[str, float]]] = []
@@ -838,7 +838,7 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         saved = 0.0 if offloaded else L * act.checkpoint_per_token_layer * t
         # (a) the loss: checkpointed layer inputs and the loss buffers;
         phases.append(("loss", {"gradients": persistent_grads, "activations": saved, "logits": logits,
-                                "transient": dequant + in_bwd}))
+                                "transient": dequant}))
         # (b) the top layer recomputed during its backward (loss buffers freed), with its
         # backward temporaries
         phases.append(("recompute", {"gradients": persistent_grads + lm_head_grads,
@@ -847,7 +847,7 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     else:
         # (a) the start of backward: every layer's saved activations and the loss buffers;
         phases.append(("backward start", {"gradients": persistent_grads, "activations": L * act.per_token_layer * t,
-                                          "logits": logits, "transient": dequant + in_bwd}))
+                                          "logits": logits, "transient": dequant}))
         # (b) the top layer's backward (loss buffers freed): all saved activations still
         # there plus that layer's backward temporaries
         phases.append(("layer backward", {"gradients": persistent_grads + lm_head_grads,
@@ -865,6 +865,13 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     # (c) the optimizer step: activations freed, every trainable gradient present, and the
     # step's temporaries ~ one gradient-sized buffer (foreach AdamW, torch/optim/adamw.py
     # _multi_tensor_adamw)
+    if in_bwd_head:
+        # the output layer's own step: while every layer's activations are alive when it is
+        # untied (stepped as soon as the loss's backward reaches it), after they are freed when
+        # it is the tied embedding (stepped last)
+        head_acts = 0.0 if arch.tie_word_embeddings else phases[0][1]["activations"]
+        phases.append(("optimizer step in backward", {"gradients": in_bwd_head / 2, "activations": head_acts,
+                                                      "logits": 0.0, "transient": in_bwd_head / 2}))
     if not inputs.optimizer_in_bwd:
         phases.append(("optimizer step", {"gradients": step_grads, "activations": 0.0, "logits": 0.0,
                                           "transient": step_grads}))
