@@ -229,3 +229,12 @@ def test_assume_version_refuses_bad_values(text):
 def test_assume_version_accepts_pip_spelling():
     assert parse_assume_version("bitsandbytes==0.42.0") == ("bitsandbytes", "0.42.0")
     assert parse_assume_version("Transformers=4.46") == ("transformers", "4.46")
+
+
+def test_litgpt_qlora_names_the_bitsandbytes_litgpt_pinned(tmp_path):
+    # litgpt pinned bitsandbytes==0.42.0 until 2024-12 (pyproject.toml fe96c636): the note says so
+    from lintlora.estimate.versions import bnb_note
+
+    assert "bitsandbytes==0.42.0" in bnb_note((), "litgpt")
+    assert "0.42.0" not in bnb_note((), "transformers")
+    assert bnb_note((("bitsandbytes", "0.42.0"),), "litgpt").startswith("bitsandbytes 0.42.0 (--assume-version): before")

@@ -432,7 +432,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
             if m == "qlora":
                 from lintlora.estimate.versions import bnb_note
 
-                notes.append(bnb_note(versions))
+                notes.append(bnb_note(versions, fw))
             inputs = apply_knobs(inputs, knobs, notes, flags_only=True)
             est = estimate_memory(inputs, arch, get_profile(fw), assumptions=notes,
                                   gpu=g.name if g else None, gpu_memory_bytes=mem)

@@ -371,7 +371,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, *,
                      "(embeddings, norms, lm_head) to float32, and with them the residual stream, the MLP "
                      "intermediates and the checkpointed layer inputs")
     if q in ("nf4", "fp4"):
-        notes.append(_versions.bnb_note(assumed_versions))
+        notes.append(_versions.bnb_note(assumed_versions, fw))
     from lintlora.estimate.setup_knobs import apply_setup_knobs
 
     inputs = apply_setup_knobs(setup, inputs, notes)

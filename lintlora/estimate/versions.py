@@ -96,9 +96,21 @@ def transformers_loads_fp32(assumed_versions) -> bool:
     return version_of(assumed_versions, "transformers")[0].major < 5
 
 
-def bnb_note(assumed_versions) -> str:
+# litgpt's pyproject.toml pinned bitsandbytes==0.42.0 (with lightning 2.3-2.4) up to fe96c636
+# (2024-12-23) and bitsandbytes>=0.45.2,<0.46 on Linux from 1f00c068 (2025-03-12)
+# (Lightning-AI/litgpt history of pyproject.toml): a litgpt QLoRA run of 2024 had the old
+# 4-bit matmul that keeps its input.
+LITGPT_2024_BNB = "0.42.0"
+
+
+def bnb_note(assumed_versions, framework: str | None = None) -> str:
     """The sentence naming the bitsandbytes release assumed and what it keeps for backward."""
     v, origin = version_of(assumed_versions, "bitsandbytes")
+    if framework == "litgpt" and origin == ORIGIN_DEFAULT:
+        return (f"bitsandbytes {v} ({origin}): 4-bit matmuls keep no copy of their input (bitsandbytes PR #1270, "
+                f"0.43.2); litgpt pinned bitsandbytes=={LITGPT_2024_BNB} until 2024-12 (pyproject.toml, fe96c636), "
+                f"which keeps one per quantized linear: --assume-version bitsandbytes={LITGPT_2024_BNB} for a run of "
+                "that time")
     if v < BNB_INPUT_FIX:
         return (f"bitsandbytes {v} ({origin}): before 0.43.2 each 4-bit matmul keeps its input for backward "
                 "(MatMul4Bit ctx.tensors = (A, B); fixed by bitsandbytes PR #1270), about 2·(3h + I) bytes per "
