@@ -130,9 +130,11 @@ def test_v1_nested_schema():
     assert at(s, "training.per_device_train_batch_size") == (1, Origin.LITERAL, 31)
     assert at(s, "training.max_seq_length") == (2048, Origin.LITERAL, 32)
     assert [(e.kind, e.span.line) for e in s.launch] == [("fsdp", 18)]
-    # v1 defaults changed between revisions: not assumed
-    assert not s.get("training.gradient_checkpointing").known
-    assert checkpointing(s).value is None
+    # v1's current default (training_args.py @ ff6d4d12: enable_activation_checkpointing = True,
+    # since 28a6ea1cd, 2026-04-21), named as a library default
+    gc = s.get("training.gradient_checkpointing")
+    assert (gc.value, gc.origin) == (True, Origin.LIBRARY_DEFAULT)
+    assert checkpointing(s).value is True
 
 
 # use_unsloth_gc picks the checkpoint function, it does not turn checkpointing on: LLaMA-Factory

@@ -14,6 +14,7 @@ from dataclasses import replace
 import click
 
 from lintlora.argv import PathsFirstCommand
+from lintlora.estimate.knob_flags import apply_knobs, knob_options, versions_from_flags
 from lintlora.cli_numbers import BoundedInt, FiniteFloatRange
 from lintlora.limits import (MAX_BATCH_SIZE, MAX_LORA_RANK, MAX_NUMBER_CHARS, MAX_PARAMS,
                              MAX_SEQ_LEN, MAX_TOKENS)
@@ -95,7 +96,14 @@ def build_report(estimate, arch, gpu, tokens: int | None, dialect: str | None = 
     if gpu is not None and training:
         t = estimate_time(estimate.inputs, arch, gpu.training_tflops(estimate.inputs.compute_dtype),
                           gpu.memory_bandwidth_gbps, tokens)
+    from lintlora.estimate.report_schema import SCHEMA_VERSION, counters_json
+    from lintlora.estimate.versions import version_of
+
     est = estimate.to_json()
+    est["counters"] = counters_json(estimate)
+    est["assumed_versions"] = {p: {"version": str(v), "origin": o} for p in ("bitsandbytes", "transformers", "peft",
+                                                                             "trl", "torch")
+                               for v, o in [version_of(estimate.inputs.assumed_versions, p)]}
     est["time_seconds"] = (t.total_seconds if t and t.total_seconds is not None else None)
     est["step_seconds"] = t.step_seconds if t else None
     est["tokens_per_second"] = t.tokens_per_second if t else None
@@ -118,7 +126,7 @@ def build_report(estimate, arch, gpu, tokens: int | None, dialect: str | None = 
     est["warnings"] = [a for a in est["assumptions"] if a.startswith("warning:")]
     est["training"] = training
     fit = [o.to_json() for o in fit_options(estimate, arch, dialect=dialect, setup=setup)] if training else []
-    return {"estimate": est, "fit": fit, "fit_heading": heading(estimate, setup),
+    return {"schema_version": SCHEMA_VERSION, "estimate": est, "fit": fit, "fit_heading": heading(estimate, setup),
             "verdict": verdict_report(estimate, arch) if training else None}
 
 
@@ -275,9 +283,10 @@ def _render_text(report: dict, console) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.option("--list-gpus", "list_gpus", is_flag=True,
               help="list the GPU catalog (names for --gpu, memory, bf16) and exit")
+@knob_options
 def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len, gpu, gpu_memory, rank,
                  targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, quant_flag, double_quant,
-                 quant_bits, quant_group_size, modules_to_save, fmt, list_gpus):
+                 quant_bits, quant_group_size, modules_to_save, fmt, list_gpus, **knobs):
     """Estimate peak GPU memory and training time for FILE or for the flags given.
 
     Exit status: 0 when the estimate fits the GPU (also "tight", and with no GPU named: no
@@ -338,6 +347,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
             t.strip() for t in targets.split(",") if t.strip())
 
     reports = []
+    versions = versions_from_flags(knobs.get("assume_version"))
     try:
         if file:
             setups = _read_setups(file)
@@ -354,7 +364,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 arch = resolve_architecture(name, framework=setup.framework, model_config=model_config,
                                             params=n_params, base_dir=file,
                                             root=None if model else confinement_root(file))
-                inputs, notes = inputs_from_setup(setup, arch, g)
+                inputs, notes = inputs_from_setup(setup, arch, g, assumed_versions=versions)
                 changes = {}
                 if quant_flag is not None or double_quant is not None:
                     changes.update(_quant_override(inputs, quant_flag, quant_bits, quant_group_size,
@@ -386,6 +396,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                         f"{k}={getattr(v, 'label', v)}" for k, v in changes.items()))
                     changes["assumed"] = tuple(a for a in inputs.assumed if a not in changes)
                     inputs = replace(inputs, **changes)
+                inputs = apply_knobs(inputs, knobs, notes, flags_only=False)
                 est = estimate_memory(inputs, arch, get_profile(inputs.framework), assumptions=notes,
                                       gpu=g.name if g else None, gpu_memory_bytes=mem)
                 reports.append(build_report(est, arch, g, n_tokens, setup.dialect, setup=setup))
@@ -415,14 +426,17 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
             # (src/llamafactory/model/model_utils/checkpointing.py prepare_model_for_training)
             prep = m == "qlora" and fw in ("transformers", "trl", "torch")
             kbit = prep and quant in ("nf4", "fp4", "int8")
-            gc_default = prep or fw == "llama-factory"
+            # Unsloth's get_peft_model checkpoints by default (use_gradient_checkpointing="unsloth",
+            # unsloth/models/llama.py FastLlamaModel.get_peft_model)
+            gc_default = prep or fw in ("llama-factory", "unsloth")
             if gradient_checkpointing is None:
                 if prep:
                     notes.append("--gradient-checkpointing not given: on, as prepare_model_for_kbit_training "
                                  "enables it by default (use_gradient_checkpointing=True); "
                                  "--no-gradient-checkpointing for a run without it")
                 elif gc_default:
-                    notes.append("--gradient-checkpointing not given: on (LLaMA-Factory's default)")
+                    notes.append("--gradient-checkpointing not given: on (" + ("Unsloth's get_peft_model"
+                                 if fw == "unsloth" else "LLaMA-Factory's") + " default)")
                 else:
                     notes.append("--gradient-checkpointing not given: assumed off")
             if m != "full" and rank is None:
@@ -448,8 +462,10 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 notes.append(f"qlora under {fw}: non-quantized weights stay in torch_dtype (axolotl casts them "
                              "back after prepare_model_for_kbit_training; LLaMA-Factory does not call it)")
             if quant in ("nf4", "fp4"):
-                notes.append("bitsandbytes >= 0.43.2 assumed: 4-bit matmuls keep no copy of their input "
-                             "(bitsandbytes PR #1270)")
+                from lintlora.estimate.versions import bnb_note
+
+                notes.append(bnb_note(versions, fw))
+            inputs = apply_knobs(inputs, knobs, notes, flags_only=True)
             est = estimate_memory(inputs, arch, get_profile(fw), assumptions=notes,
                                   gpu=g.name if g else None, gpu_memory_bytes=mem)
             reports.append(build_report(est, arch, g, n_tokens))
@@ -462,7 +478,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
         for r in reports:
             for w in r["estimate"]["warnings"]:
                 click.echo(for_terminal(w), err=True)
-        out = reports[0] if len(reports) == 1 else {"estimates": reports}
+        out = reports[0] if len(reports) == 1 else {"schema_version": reports[0]["schema_version"], "estimates": reports}
         click.echo(json_dumps(out))
     else:
         from rich.console import Console

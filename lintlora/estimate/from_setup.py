@@ -56,8 +56,8 @@ def _why(s: Setting) -> str:
     return ""
 
 
-def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None
-                      ) -> tuple[EstimateInputs, list[str]]:
+def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None, *,
+                      assumed_versions: tuple[tuple[str, str], ...] = ()) -> tuple[EstimateInputs, list[str]]:
     """The estimator inputs for ``setup`` and the sentences stating what was assumed.
 
     Batch: ``per_device_train_batch_size``, else the first DataLoader's ``batch_size``.
@@ -69,7 +69,13 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None
     stored whatever quantization config the file passes
     (:func:`lintlora.estimate.stored_quant.reconcile`); ``gpu`` decides whether MXFP4/FP8 are
     dequantized (compute capability).
+    The framework knobs come from :mod:`lintlora.estimate.setup_knobs`.
+    ``assumed_versions``: ``--assume-version`` releases (:mod:`lintlora.estimate.versions`),
+    which the version-dependent terms read (bitsandbytes' saved input, transformers 4.x's
+    float32 load).
     """
+    from lintlora.estimate import versions as _versions
+
     from lintlora.facts import checkpointing
 
     notes: list[str] = []
@@ -241,11 +247,16 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None
         weight = "bfloat16" if fw != "transformers" or compute == "bfloat16" else "float16"
     else:
         weight = compute if compute != "float32" else "float32"
+        tf_v, tf_origin = _versions.version_of(assumed_versions, "transformers")
         if td == "auto":
             notes.append("torch_dtype='auto': assumed the checkpoint's 16-bit dtype")
+        elif fw in ("transformers", "trl", "torch") and _versions.transformers_loads_fp32(assumed_versions):
+            weight = "float32"
+            notes.append(f"{td_words}: transformers {tf_v} ({tf_origin}) loads float32 weights when torch_dtype "
+                         "is omitted (5.0 made dtype='auto' the default): 4 bytes per weight")
         else:
-            notes.append(f"{td_words}: transformers 5 (the release the defaults table is read "
-                         f"from) loads the checkpoint's own dtype (from_pretrained dtype='auto'), assumed "
+            notes.append(f"{td_words}: transformers {tf_v} ({tf_origin}) "
+                         f"loads the checkpoint's own dtype (from_pretrained dtype='auto'), assumed "
                          f"16-bit ({weight}); transformers 4.x loaded float32 when torch_dtype was omitted, "
                          f"which doubles the weights")
     if q and not td_norm and fw in ("transformers", "trl", "torch"):
@@ -370,15 +381,18 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None
         attn_implementation=attn, kbit_upcast=kbit, liger=liger, master_fp32=master,
         framework=fw, checkpoint_offload=offload, assumed=tuple(assumed), loss_impl=loss_impl,
         sequences_per_example=seqs, reference_model=reference, stored_quant=sq,
+        assumed_versions=tuple(assumed_versions),
+        bnb_saves_input=q in ("nf4", "fp4") and _versions.bnb_saves_input(assumed_versions),
     )
     if kbit:
         notes.append("prepare_model_for_kbit_training() up-casts the non-quantized weights "
                      "(embeddings, norms, lm_head) to float32, and with them the residual stream, the MLP "
                      "intermediates and the checkpointed layer inputs")
     if q in ("nf4", "fp4"):
-        notes.append("bitsandbytes >= 0.43.2 assumed: 4-bit matmuls keep no copy of their input "
-                     "(bitsandbytes PR #1270); older releases keep one per quantized linear, which adds "
-                     "about 2·(3h + I) bytes per token per layer without checkpointing")
+        notes.append(_versions.bnb_note(assumed_versions, fw))
+    from lintlora.estimate.setup_knobs import apply_setup_knobs
+
+    inputs = apply_setup_knobs(setup, inputs, notes)
     return inputs, notes
 
 

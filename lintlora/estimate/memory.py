@@ -133,6 +133,17 @@ class EstimateInputs:
         reference_model: a frozen second copy of the weights is resident (trl DPO/KTO without
             peft and without ``precompute_ref_log_probs``); its no-grad forward runs before the
             policy's and frees its activations, so only its weights are counted.
+        optimizer_in_bwd: the optimizer steps each parameter as soon as its gradient is
+            accumulated and frees it (torchtune ``optimizer_in_bwd: True``:
+            ``register_post_accumulate_grad_hook``, see
+            :func:`lintlora.estimate.framework_terms.optimizer_in_backward`).
+        activation_offload: every saved activation goes to CPU memory (torchtune
+            ``enable_activation_offloading``, ``OffloadActivations``); the output layer's are
+            kept (see :mod:`lintlora.estimate.framework_terms`).
+        compile: each decoder layer compiled with ``torch.compile`` (torchtune ``compile: True``):
+            the layer saves fewer activations (:func:`lintlora.estimate.framework_terms.compiled_parts`).
+        assumed_versions: ``((package, release), ...)`` given with ``--assume-version``
+            (:mod:`lintlora.estimate.versions`; absent packages take its defaults).
         assumed: names of the fields above whose value was assumed, not read from the file or
             given as a flag (``"seq_len"``, ``"batch_size"``, ``"optim"``...): the fit list
             (:mod:`~lintlora.estimate.fit`) does not propose changing a value nobody chose.
@@ -165,6 +176,10 @@ class EstimateInputs:
     torchao_unchunked: bool = False
     sequences_per_example: int = 1
     reference_model: bool = False
+    optimizer_in_bwd: bool = False
+    activation_offload: bool = False
+    compile: bool = False
+    assumed_versions: tuple[tuple[str, str], ...] = ()
     assumed: tuple[str, ...] = ()
     stored_quant: Any = None
 
@@ -478,9 +493,16 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
         if litgpt:
             lora += _litgpt_lora_extra(arch, block, inputs.lora_r, c, I)
     parts["lora"] = lora
+    if inputs.compile:
+        from lintlora.estimate.framework_terms import compiled_parts
+
+        parts = compiled_parts(parts, arch, c=c, sb=sb, full=full, norm_bytes=norm_b, gated=arch.mlp_kind == "gated",
+                               mlp_bytes=mlp_b, experts=experts)
     per_layer = sum(parts.values()) * profile.activation_factor
     ckpt = sb * h
-    loss_key = "fused" if inputs.liger else (inputs.loss_impl or profile.loss)
+    # an explicit loss wins over Liger's fused one (LLaMA-Factory v1 applies Liger without its
+    # fused linear cross-entropy in training)
+    loss_key = inputs.loss_impl or ("fused" if inputs.liger else profile.loss)
     k = LOSS_K.get(loss_key, LOSS_K["hf"])
     if loss_key == "chunked" and profile.loss_chunk_tokens:
         # one chunk's two fresh gradients: the largest chunk, min(s, chunk) tokens (see
@@ -817,9 +839,22 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         # embedding) has its gradient: V × h in the parameter dtype
         lm_head_grads = arch.vocab_size * arch.hidden_size * pb
     persistent_grads = 0.0 if full else grads
+    step_grads = grads
+    in_bwd = in_bwd_head = 0.0
+    if inputs.optimizer_in_bwd:
+        from lintlora.estimate.framework_terms import optimizer_in_backward
+
+        # no gradient buffers: one parameter's gradient and its step's temporary at a time
+        in_bwd, in_bwd_head, in_bwd_note = optimizer_in_backward(arch, trainable, pb, full=full)
+        persistent_grads, lm_head_grads, step_grads = 0.0, 0.0, 0.0
+        notes.append(in_bwd_note)
     phases: list[tuple[str, dict[str, float]]] = []
-    if inputs.gradient_checkpointing:
-        saved = 0.0 if (inputs.checkpoint_offload or profile.offload_checkpoints) else L * act.checkpoint_per_token_layer * t
+    if inputs.gradient_checkpointing or inputs.activation_offload:
+        # torchtune's OffloadActivations moves every saved tensor of at least 1 KiB to CPU (the
+        # checkpointed layer inputs when checkpointing is on), as Unsloth's offloaded checkpointing
+        # does with the layer inputs: only the layer whose backward runs is brought back
+        offloaded = inputs.checkpoint_offload or profile.offload_checkpoints or inputs.activation_offload
+        saved = 0.0 if offloaded else L * act.checkpoint_per_token_layer * t
         # (a) the loss: checkpointed layer inputs and the loss buffers;
         phases.append(("loss", {"gradients": persistent_grads, "activations": saved, "logits": logits,
                                 "transient": dequant}))
@@ -827,7 +862,7 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         # backward temporaries
         phases.append(("recompute", {"gradients": persistent_grads + lm_head_grads,
                                      "activations": saved + act.per_token_layer * t,
-                                     "logits": 0.0, "transient": bw_temp + dequant}))
+                                     "logits": 0.0, "transient": bw_temp + dequant + in_bwd}))
     else:
         # (a) the start of backward: every layer's saved activations and the loss buffers;
         phases.append(("backward start", {"gradients": persistent_grads, "activations": L * act.per_token_layer * t,
@@ -836,7 +871,7 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         # there plus that layer's backward temporaries
         phases.append(("layer backward", {"gradients": persistent_grads + lm_head_grads,
                                           "activations": L * act.per_token_layer * t,
-                                          "logits": 0.0, "transient": bw_temp + dequant}))
+                                          "logits": 0.0, "transient": bw_temp + dequant + in_bwd}))
     if head_dequant:
         # the output layer's backward: every layer's activations (or checkpointed inputs), the
         # kept logits and their gradients (LOSS_K's 4 bytes per token and vocabulary entry) and
@@ -849,8 +884,16 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     # (c) the optimizer step: activations freed, every trainable gradient present, and the
     # step's temporaries ~ one gradient-sized buffer (foreach AdamW, torch/optim/adamw.py
     # _multi_tensor_adamw)
-    phases.append(("optimizer step", {"gradients": grads, "activations": 0.0, "logits": 0.0,
-                                      "transient": grads}))
+    if in_bwd_head:
+        # the output layer's own step: while every layer's activations are alive when it is
+        # untied (stepped as soon as the loss's backward reaches it), after they are freed when
+        # it is the tied embedding (stepped last)
+        head_acts = 0.0 if arch.tie_word_embeddings else phases[0][1]["activations"]
+        phases.append(("optimizer step in backward", {"gradients": in_bwd_head / 2, "activations": head_acts,
+                                                      "logits": 0.0, "transient": in_bwd_head / 2}))
+    if not inputs.optimizer_in_bwd:
+        phases.append(("optimizer step", {"gradients": step_grads, "activations": 0.0, "logits": 0.0,
+                                          "transient": step_grads}))
     # the first of the largest wins, so a tie keeps the training-step reading
     phase, moment = max(phases, key=lambda ph: sum(ph[1].values()))
     breakdown_alloc = {
@@ -889,10 +932,14 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
                      f"optimizer {odesc}")
     notes.append(f"activations: {act.per_token_layer:,.0f} B per token per layer "
                  f"({', '.join(f'{k} {v:,.0f}' for k, v in act.parts.items() if v)}) × {t:,} tokens"
-                 + (f" (checkpointing: {L} layer inputs of {act.checkpoint_per_token_layer:.0f} B/token + one layer recomputed)"
+                 + (" (activation offloading: saved tensors on the CPU, one layer brought back for its backward)"
+                    if inputs.activation_offload else
+                    " (checkpointing: layer inputs offloaded to the CPU, one layer recomputed on the GPU)"
+                    if inputs.gradient_checkpointing and (inputs.checkpoint_offload or profile.offload_checkpoints) else
+                    f" (checkpointing: {L} layer inputs of {act.checkpoint_per_token_layer:.0f} B/token + one layer recomputed)"
                     if inputs.gradient_checkpointing else f" × {L} layers"))
     notes.append(f"loss buffers: vocab {arch.vocab_size:,} × {act.logits_per_token / max(1, arch.vocab_size):.1f} B per token "
-                 f"({'liger fused' if inputs.liger else inputs.loss_impl or profile.loss})")
+                 f"({inputs.loss_impl or ('liger fused' if inputs.liger else profile.loss)})")
     notes.append(f"reserved = allocated × {profile.reserved_ratio} (caching-allocator slack); "
                  f"device = reserved + {profile.cuda_context_bytes / 1e6:.0f} MB CUDA context")
     return MemoryEstimate(

@@ -31,9 +31,23 @@ v0 defaults and behaviour, read from hiyouga/LLaMA-Factory:
 
 v1 (``examples/v1/...``): ``model``, ``peft_config{name, r, lora_alpha, target_modules}``,
 ``quant_config{name, quantization_bit}``, ``dist_config{name}``, ``micro_batch_size``,
-``cutoff_len``, ``bf16``. ``src/llamafactory/v1/config/training_args.py`` @ 00577a85 gives
-``micro_batch_size = 1``; v1's other defaults (``bf16``, activation checkpointing, cutoff)
-changed between v1 revisions, so absent keys stay unknown there.
+``cutoff_len``, ``bf16``, ``kernel_config{name}``. Defaults read at hiyouga/LLaMA-Factory
+ff6d4d12eeb035d6ce06805a5733dd7b29f2ac30 (2026-08-18):
+
+- ``src/llamafactory/v1/config/training_args.py`` (last changed 3f7710158067, 2026-07-24):
+  ``micro_batch_size = 1``, ``cutoff_len = 2048``, ``bf16 = True``,
+  ``enable_activation_checkpointing = True`` (``core/base_trainer.py`` then calls
+  ``model.gradient_checkpointing_enable({"use_reentrant": False})``),
+  ``batching_strategy = "normal"`` (padded batches). These defaults changed between v1
+  revisions: ``enable_activation_checkpointing`` and ``bf16`` were ``False`` from 45d335c70
+  (2026-02-28) to c4bbac49b (2026-04-20) and have been ``True`` since 28a6ea1cd (2026-04-21);
+  the current ones are used, and each names its source in the setting.
+- ``src/llamafactory/v1/config/model_args.py``: ``flash_attn = "sdpa"``,
+  ``kernel_config = None``. ``kernel_config.name`` lists kernels; ``liger_kernel`` applies
+  Liger's RMSNorm/SwiGLU/RoPE, but ``core/model_engine.py`` passes ``require_logits=is_train``
+  and ``plugins/model_plugins/kernels/liger_kernel_ops.py`` then turns
+  ``fused_linear_cross_entropy`` off and plain ``cross_entropy`` on: a v1 training run
+  never gets Liger's fused loss (``training.extra["liger_fused_loss"] = False``).
 """
 
 from __future__ import annotations
@@ -72,7 +86,13 @@ _SRC_MODEL = "LLaMA-Factory src/llamafactory/hparams/model_args.py @ ff6d4d12eeb
 _SRC_FT = "LLaMA-Factory src/llamafactory/hparams/finetuning_args.py @ 00577a85775a2a"
 _SRC_DATA = "LLaMA-Factory src/llamafactory/hparams/data_args.py @ 072bfe29d3b104"
 _SRC_GC = "LLaMA-Factory src/llamafactory/model/model_utils/checkpointing.py @ 908cd68e457daf"
-_SRC_V1 = "LLaMA-Factory src/llamafactory/v1/config/training_args.py @ 00577a85775a2a"
+_SRC_V1 = "LLaMA-Factory src/llamafactory/v1/config/training_args.py @ ff6d4d12eeb035"
+_SRC_V1_MODEL = "LLaMA-Factory src/llamafactory/v1/config/model_args.py @ ff6d4d12eeb035"
+_SRC_V1_LIGER = ("LLaMA-Factory src/llamafactory/v1/plugins/model_plugins/kernels/liger_kernel_ops.py "
+                 "@ ff6d4d12eeb035 (require_logits in training: fused_linear_cross_entropy off)")
+# v1 defaults (see the module docstring): (TrainingArgs field, v1 key, default)
+_V1_DEFAULTS = {"max_seq_length": ("cutoff_len", 2048), "bf16": ("bf16", True),
+                "gradient_checkpointing": ("enable_activation_checkpointing", True)}
 
 _LF_ONLY = frozenset({
     "finetuning_type", "stage", "lora_target", "cutoff_len", "quantization_bit",
@@ -306,10 +326,19 @@ def build_v1(doc: ConfigDoc) -> TrainingSetup:
         s = doc.setting(key, conv)
         if s is not None:
             tf[field] = s
+        elif field in _V1_DEFAULTS:
+            tf[field] = default(_V1_DEFAULTS[field][1], _SRC_V1, key)
+    if attn is None:
+        mfields["attn_implementation"] = default("sdpa", _SRC_V1_MODEL + " (flash_attn = sdpa)", "flash_attn")
+    kernels = doc.setting("kernel_config.name", as_str)
+    if kernels is not None and kernels.known and "liger" in str(kernels.value).lower():
+        tf["use_liger_kernel"] = derived(True, kernels)
     bf16 = tf.get("bf16")
     if bf16 is not None and bf16.known:
         mfields["torch_dtype"] = derived("bfloat16" if bf16.value else "float32", bf16)
     extra: dict[str, Setting] = {}
+    if "use_liger_kernel" in tf:
+        extra["liger_fused_loss"] = default(False, _SRC_V1_LIGER, "kernel_config.name")
     gbs = doc.setting("global_batch_size", as_int)
     if gbs is not None:
         extra["global_batch_size"] = gbs

@@ -1,0 +1,151 @@
+"""``lintlora estimate`` flags for the framework knobs the script path prices, and
+``--assume-version``.
+
+Each flag sets the :class:`~lintlora.estimate.memory.EstimateInputs` field the script path
+sets from a file (:mod:`lintlora.estimate.setup_knobs`, :mod:`lintlora.estimate.from_setup`):
+
+==========================  =============================  ==========================================
+flag                        field                          written in a file as
+==========================  =============================  ==========================================
+``--optimizer-in-bwd``      ``optimizer_in_bwd``           torchtune ``optimizer_in_bwd: True``
+``--activation-offloading`` ``activation_offload``         torchtune ``enable_activation_offloading``
+``--compile``               ``compile``                    torchtune ``compile: True``
+``--checkpoint-offload``    ``checkpoint_offload``         Unsloth ``use_gradient_checkpointing=
+                                                           "unsloth"``, axolotl
+                                                           ``gradient_checkpointing: offload``,
+                                                           LLaMA-Factory ``use_unsloth_gc``
+``--liger``                 ``liger``                      ``use_liger_kernel``, axolotl
+                                                           ``liger_*``, LLaMA-Factory
+                                                           ``enable_liger_kernel``
+``--loss``                  ``loss_impl``                  torchtune ``loss._component_``, axolotl
+                                                           ``cut_cross_entropy``
+``--assume-version P=V``    ``assumed_versions``           (a later issue reads the project's locks)
+==========================  =============================  ==========================================
+
+Packing (``packing``, LLaMA-Factory ``neat_packing``, torchtune ``dataset.packed``) has no flag:
+the estimate already takes every sequence at ``--seq-len`` tokens, which packing makes exact.
+``--json-schema`` prints :data:`lintlora.estimate.report_schema.REPORT_SCHEMA` and exits.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any, Callable
+
+import click
+
+from lintlora.estimate.profiles import LOSS_K
+
+__all__ = ["knob_options", "apply_knobs", "versions_from_flags", "KNOB_FIELDS"]
+
+# flag parameter -> EstimateInputs field
+KNOB_FIELDS = {"optimizer_in_bwd": "optimizer_in_bwd", "activation_offloading": "activation_offload",
+               "compile_layers": "compile", "checkpoint_offload": "checkpoint_offload", "liger": "liger",
+               "loss": "loss_impl"}
+# more --assume-version flags than packages is a mistake, not a request (bounded input)
+_MAX_ASSUME = 16
+
+
+def _print_schema(ctx: click.Context, _param, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from lintlora.estimate.report_schema import REPORT_SCHEMA
+
+    click.echo(json.dumps(REPORT_SCHEMA, indent=2))
+    ctx.exit(0)
+
+
+def knob_options(f: Callable) -> Callable:
+    """Add the framework-knob flags to a click command (they arrive as keyword arguments named
+    as in :data:`KNOB_FIELDS`, plus ``assume_version``)."""
+    options = [
+        click.option("--assume-version", "assume_version", multiple=True, metavar="PKG=VER",
+                     help="a library release the estimate assumes (bitsandbytes, transformers, peft, trl, torch; "
+                          "repeatable), e.g. bitsandbytes=0.41.1"),
+        click.option("--optimizer-in-bwd/--no-optimizer-in-bwd", "optimizer_in_bwd", default=None,
+                     help="optimizer step fused into backward (torchtune optimizer_in_bwd): no gradient buffers"),
+        click.option("--activation-offloading/--no-activation-offloading", "activation_offloading", default=None,
+                     help="saved activations offloaded to CPU RAM (torchtune enable_activation_offloading)"),
+        click.option("--compile/--no-compile", "compile_layers", default=None,
+                     help="decoder layers compiled with torch.compile (torchtune compile: True)"),
+        click.option("--checkpoint-offload/--no-checkpoint-offload", "checkpoint_offload", default=None,
+                     help="checkpointed layer inputs offloaded to CPU RAM (Unsloth 'unsloth' checkpointing)"),
+        click.option("--liger/--no-liger", "liger", default=None,
+                     help="Liger kernels (fused RMSNorm, SwiGLU, linear + cross-entropy)"),
+        click.option("--loss", "loss", type=click.Choice(sorted(LOSS_K)), default=None,
+                     help="loss implementation: hf (transformers >= 4.46), hf-legacy, bf16-own, chunked "
+                          "(torchtune CEWithChunkedOutputLoss, litgpt), fused (Liger, Cut Cross-Entropy)"),
+        click.option("--json-schema", "json_schema", is_flag=True, expose_value=False, is_eager=True,
+                     callback=_print_schema, help="print the JSON schema of --format json and exit"),
+    ]
+    for opt in reversed(options):
+        f = opt(f)
+    return f
+
+
+def versions_from_flags(values: tuple[str, ...] | None) -> tuple[tuple[str, str], ...]:
+    """``--assume-version`` values as ``((package, version), ...)``, the last one of a package
+    winning.
+
+    Raises:
+        click.BadParameter: a value :func:`lintlora.estimate.versions.parse_assume_version` refuses.
+    """
+    from lintlora.estimate.versions import parse_assume_version
+
+    values = tuple(values or ())
+    if len(values) > _MAX_ASSUME:
+        raise click.BadParameter(f"{len(values)} values: at most {_MAX_ASSUME}", param_hint="--assume-version")
+    out: dict[str, str] = {}
+    for v in values:
+        try:
+            pkg, ver = parse_assume_version(v)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--assume-version") from None
+        out[pkg] = ver
+    return tuple(out.items())
+
+
+def apply_knobs(inputs: Any, knobs: dict[str, Any], notes: list[str], *, flags_only: bool) -> Any:
+    """``inputs`` with the knob flags given (``None`` = not given) applied; notes appended.
+
+    ``flags_only``: no file was read, so the framework's own defaults are applied as the script
+    path applies them: Unsloth's ``get_peft_model`` checkpoints with ``"unsloth"`` (offloaded)
+    by default, below 512 tokens plainly (:mod:`lintlora.estimate.setup_knobs`).
+    """
+    from lintlora.estimate import versions as V
+    from lintlora.estimate.setup_knobs import UNSLOTH_OFFLOAD_MIN_TOKENS
+
+    changes: dict[str, Any] = {}
+    given = []
+    for param, field in KNOB_FIELDS.items():
+        v = knobs.get(param)
+        if v is not None:
+            changes[field] = v
+            given.append(f"--{param.replace('_layers', '').replace('_', '-')}={v}")
+    if changes.get("activation_offload") and not inputs.gradient_checkpointing and "gradient_checkpointing" not in changes:
+        notes.append("--activation-offloading without checkpointing: torchtune requires enable_activation_checkpointing "
+                     "with it (recipes raise otherwise); priced as offloading every saved activation")
+    if flags_only and inputs.framework == "unsloth" and "checkpoint_offload" not in changes and inputs.gradient_checkpointing:
+        off = inputs.seq_len >= UNSLOTH_OFFLOAD_MIN_TOKENS
+        changes["checkpoint_offload"] = off
+        notes.append("unsloth: get_peft_model's default use_gradient_checkpointing='unsloth' assumed: "
+                     + ("checkpointed layer inputs offloaded to CPU RAM" if off else
+                        f"below {UNSLOTH_OFFLOAD_MIN_TOKENS} tokens plain checkpointing")
+                     + " (--no-checkpoint-offload for True)")
+    versions = versions_from_flags(knobs.get("assume_version"))
+    if versions:
+        changes["assumed_versions"] = versions
+        given.append("--assume-version " + " ".join(f"{p}={v}" for p, v in versions))
+    quant = getattr(inputs, "quant", None)
+    if quant in ("nf4", "fp4"):
+        vers = versions or inputs.assumed_versions
+        changes["bnb_saves_input"] = V.bnb_saves_input(vers)
+        if versions:
+            notes[:] = [n for n in notes if not n.startswith(("bitsandbytes ", "bitsandbytes >="))]
+            notes.append(V.bnb_note(vers))
+    if given:
+        notes.append("command-line knobs: " + ", ".join(given))
+    if not changes:
+        return inputs
+    return replace(inputs, **changes)

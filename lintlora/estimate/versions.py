@@ -1,0 +1,140 @@
+"""The library releases an estimate assumes, and the terms that depend on them.
+
+Some terms of the memory model changed with a library release:
+
+* bitsandbytes < 0.43.2: ``MatMul4Bit.forward`` kept its input for backward
+  (``ctx.tensors = (A, B)``); bitsandbytes PR #1270 (merged 2024-07-16, released in 0.43.2,
+  CHANGELOG "QLoRA bug fix") saves ``(None, B)`` (:func:`bnb_saves_input`,
+  ``EstimateInputs.bnb_saves_input``).
+* transformers < 5: ``from_pretrained`` without ``torch_dtype`` loaded float32 weights;
+  transformers 5 loads the checkpoint's own dtype (``dtype="auto"`` by default)
+  (:func:`transformers_loads_fp32`).
+
+The releases come from ``--assume-version PKG=VER`` (``origin`` "--assume-version") or, when
+not given, from :data:`DEFAULT_VERSIONS` (``origin`` "assumed, not read from the project"), the
+releases the estimator's other terms were read or measured with (:mod:`.profiles`: torch 2.13,
+transformers 5.24, peft 0.21.2, bitsandbytes 0.50.2, trl 1.x). Reading them from a project's
+lock files (``uv.lock``, ``poetry.lock``, ``requirements*.txt``) is left to a later issue:
+:func:`versions_from_project` is the hook, and returns nothing today.
+
+``EstimateInputs.assumed_versions`` carries ``((package, version), ...)`` for the releases
+given; :func:`version_of` answers for any package with the default filled in.
+"""
+
+from __future__ import annotations
+
+from packaging.version import InvalidVersion, Version
+
+__all__ = ["DEFAULT_VERSIONS", "KNOWN_PACKAGES", "parse_assume_version", "version_of",
+           "bnb_saves_input", "transformers_loads_fp32", "version_notes", "bnb_note", "versions_from_project",
+           "BNB_INPUT_FIX", "ORIGIN_FLAG", "ORIGIN_DEFAULT"]
+
+# the releases the estimator's terms were read or measured with (profiles.py module docstring)
+DEFAULT_VERSIONS: dict[str, str] = {
+    "bitsandbytes": "0.50.2",
+    "transformers": "5.24.0",
+    "peft": "0.21.2",
+    "trl": "1.0.0",
+    "torch": "2.13.0",
+}
+KNOWN_PACKAGES = tuple(DEFAULT_VERSIONS)
+# bitsandbytes PR #1270 (released in 0.43.2): 4-bit matmuls no longer keep their input
+BNB_INPUT_FIX = Version("0.43.2")
+ORIGIN_FLAG = "--assume-version"
+ORIGIN_DEFAULT = "assumed, not read from the project"
+# a version string longer than this is not a release number (bounded input)
+_MAX_VERSION_CHARS = 40
+
+
+def parse_assume_version(text: str) -> tuple[str, str]:
+    """``"bitsandbytes=0.41.1"`` -> ``("bitsandbytes", "0.41.1")``.
+
+    Raises:
+        ValueError: not ``PKG=VER``, a package this estimate has no version-dependent term for
+            (:data:`KNOWN_PACKAGES`), or a version :class:`packaging.version.Version` refuses.
+    """
+    if not isinstance(text, str) or "=" not in text or len(text) > 80:
+        raise ValueError(f"{str(text)[:80]!r}: expected PKG=VER (for example bitsandbytes=0.41.1)")
+    pkg, _, ver = text.partition("=")
+    pkg = pkg.strip().lower().replace("_", "-")
+    ver = ver.strip().lstrip("=")  # PKG==VER as pip writes it
+    if pkg not in KNOWN_PACKAGES:
+        raise ValueError(f"{pkg!r}: no term of the estimate depends on it (known: {', '.join(KNOWN_PACKAGES)})")
+    if not ver or len(ver) > _MAX_VERSION_CHARS:
+        raise ValueError(f"{pkg}: {ver[:_MAX_VERSION_CHARS]!r} is not a release number")
+    try:
+        Version(ver)
+    except InvalidVersion:
+        raise ValueError(f"{pkg}: {ver!r} is not a release number (PEP 440)") from None
+    return pkg, ver
+
+
+def _given(assumed_versions, pkg: str) -> str | None:
+    for p, v in assumed_versions or ():
+        if p == pkg:
+            return v
+    return None
+
+
+def version_of(assumed_versions, pkg: str) -> tuple[Version, str]:
+    """The release of ``pkg`` the estimate assumes, and where it came from
+    (:data:`ORIGIN_FLAG` or :data:`ORIGIN_DEFAULT`)."""
+    given = _given(assumed_versions, pkg)
+    if given is not None:
+        return Version(given), ORIGIN_FLAG
+    return Version(DEFAULT_VERSIONS[pkg]), ORIGIN_DEFAULT
+
+
+def bnb_saves_input(assumed_versions) -> bool:
+    """Whether the assumed bitsandbytes keeps each 4-bit matmul's input (< 0.43.2)."""
+    return version_of(assumed_versions, "bitsandbytes")[0] < BNB_INPUT_FIX
+
+
+def transformers_loads_fp32(assumed_versions) -> bool:
+    """Whether the assumed transformers loads float32 weights when ``torch_dtype`` is not given
+    (transformers < 5; 5.0 made ``dtype="auto"`` the default of ``from_pretrained``)."""
+    return version_of(assumed_versions, "transformers")[0].major < 5
+
+
+# litgpt's pyproject.toml pinned bitsandbytes==0.42.0 (with lightning 2.3-2.4) up to fe96c636
+# (2024-12-23) and bitsandbytes>=0.45.2,<0.46 on Linux from 1f00c068 (2025-03-12)
+# (Lightning-AI/litgpt history of pyproject.toml): a litgpt QLoRA run of 2024 had the old
+# 4-bit matmul that keeps its input.
+LITGPT_2024_BNB = "0.42.0"
+
+
+def bnb_note(assumed_versions, framework: str | None = None) -> str:
+    """The sentence naming the bitsandbytes release assumed and what it keeps for backward."""
+    v, origin = version_of(assumed_versions, "bitsandbytes")
+    if framework == "litgpt" and origin == ORIGIN_DEFAULT:
+        return (f"bitsandbytes {v} ({origin}): 4-bit matmuls keep no copy of their input (bitsandbytes PR #1270, "
+                f"0.43.2); litgpt pinned bitsandbytes=={LITGPT_2024_BNB} until 2024-12 (pyproject.toml, fe96c636), "
+                f"which keeps one per quantized linear: --assume-version bitsandbytes={LITGPT_2024_BNB} for a run of "
+                "that time")
+    if v < BNB_INPUT_FIX:
+        return (f"bitsandbytes {v} ({origin}): before 0.43.2 each 4-bit matmul keeps its input for backward "
+                "(MatMul4Bit ctx.tensors = (A, B); fixed by bitsandbytes PR #1270), about 2·(3h + I) bytes per "
+                "token per layer without checkpointing")
+    return (f"bitsandbytes {v} ({origin}): 4-bit matmuls keep no copy of their input (bitsandbytes PR #1270, "
+            "0.43.2); older releases keep one per quantized linear, which adds about 2·(3h + I) bytes per token "
+            "per layer without checkpointing")
+
+
+def version_notes(assumed_versions, packages: tuple[str, ...]) -> list[str]:
+    """One sentence per package in ``packages``: the release assumed and its origin."""
+    out = []
+    for pkg in packages:
+        v, origin = version_of(assumed_versions, pkg)
+        out.append(f"{pkg} {v} ({origin})")
+    return out
+
+
+def versions_from_project(path: str | None) -> tuple[tuple[str, str], ...]:
+    """The releases a project pins (its lock files), for ``assumed_versions``.
+
+    Hook for a later issue: nothing is read today, so the estimate falls back on
+    ``--assume-version`` and :data:`DEFAULT_VERSIONS`. When implemented it must read only
+    through :func:`lintlora.safeio.read_bounded`, within the project, and label the origin
+    with the file it came from.
+    """
+    return ()
