@@ -96,6 +96,8 @@ class EstimateInputs:
         weight_dtype: dtype of the unquantized weights (``torch_dtype``).
         compute_dtype: dtype of activations (bf16/fp16 AMP, ``bnb_4bit_compute_dtype``).
         lora_r, lora_dropout, target_modules, modules_to_save, use_dora: the adapter.
+        target_parameters: peft's ``target_parameters`` (parameter names: the fused experts
+            of gpt-oss/Llama-4; :func:`lintlora.estimate.params.count_trainable`).
         optim: TrainingArguments ``optim`` name (or a torch/bnb optimizer class name).
         attn_implementation: ``"sdpa"``, ``"flash_attention_2"``, ``"eager"``.
         kbit_upcast: ``prepare_model_for_kbit_training`` ran on a bitsandbytes 4/8-bit model:
@@ -145,6 +147,7 @@ class EstimateInputs:
     lora_dropout: float = 0.0
     target_modules: str | tuple[str, ...] | None = None
     modules_to_save: tuple[str, ...] = ()
+    target_parameters: tuple[str, ...] = ()
     use_dora: bool = False
     optim: str = "adamw_torch"
     attn_implementation: str = "sdpa"
@@ -399,10 +402,12 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
     if inputs.liger and arch.mlp_kind == "gated":
         mlp_b = 4.0  # Liger SwiGLU recomputes silu in backward, keeps gate and up (liger_kernel/ops/swiglu.py)
     experts = max(1, arch.num_experts_per_tok) if arch.is_moe else 1
-    parts["mlp"] = mlp_b * I * experts * (sb / c)
+    # routed experts (and shared experts) a token runs through: Architecture.active_mlp_width
+    width = arch.active_mlp_width
+    parts["mlp"] = mlp_b * width * (sb / c)
     # inputs frozen (quantized) linears keep, and all linears in full fine-tuning
     shapes = arch.block_linears()
-    distinct_inputs = {"qkv": h, "attn_out": qw, "mlp_in": h, "mlp_out": I * experts}
+    distinct_inputs = {"qkv": h, "attn_out": qw, "mlp_in": h, "mlp_out": width}
     # bytes of each distinct input tensor: the stream dtype, except the attention output
     # (SDPA runs in the compute dtype under autocast)
     input_bytes = {"qkv": sb, "attn_out": c, "mlp_in": sb, "mlp_out": sb}
@@ -480,7 +485,7 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
     logits = arch.vocab_size * k
     # one layer's backward: gradient of the residual stream plus the MLP gradients
     # (notes §3: ~2·max(h, I)·2 B per token)
-    bw = 2 * c * max(h, I * experts)
+    bw = 2 * c * max(h, width)
     return ActivationTerms(per_layer, ckpt, parts, logits, bw)
 
 
@@ -733,7 +738,8 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
                          "gradients and optimizer states")
     if not full:
         trainable = count_trainable(arch, inputs.lora_r, inputs.target_modules, inputs.modules_to_save,
-                                    use_dora=inputs.use_dora)
+                                    use_dora=inputs.use_dora,
+                                    target_parameters=inputs.target_parameters)
         if trainable.unmatched:
             notes.append(unmatched_note(arch, trainable))
     weights, wdesc = _weights(arch, inputs, profile, trainable)
