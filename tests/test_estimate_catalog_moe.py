@@ -306,3 +306,31 @@ def test_a_bad_layout_key_is_a_diagnostic_not_a_traceback():
         from_hf_config({**cfg, "kv_lora_rank": "512"}, name="x", source="x")
     with pytest.raises(UnknownModelError, match="first_k_dense_replace"):
         from_hf_config({**cfg, "first_k_dense_replace": 1e400}, name="x", source="x")
+
+
+def test_bitsandbytes_4bit_leaves_fused_experts_in_16_bits():
+    """load_in_4bit swaps nn.Linear modules only (transformers replace_with_bnb_linear): on
+    gpt-oss the attention is quantized, the 3-D experts (and the raw router) stay bf16."""
+    from lintlora.estimate.memory import EstimateInputs, estimate_memory
+
+    arch = resolve_architecture("openai/gpt-oss-20b")
+    linear = 24 * (2 * 2880 * 4096 + 2 * 2880 * 512)
+    assert arch.linear_module_params == linear
+    est = estimate_memory(EstimateInputs(method="qlora", quant="nf4", target_modules="all-linear",
+                                         batch_size=1, seq_len=512), arch)
+    assert f"{linear:,} quantized params" in next(a for a in est.assumptions if a.startswith("weights"))
+    # a model whose experts are nn.Linear modules quantizes them (Qwen1.5-MoE: all block linears)
+    q = resolve_architecture("Qwen/Qwen1.5-MoE-A2.7B")
+    assert q.linear_module_params == q.block_linear_params
+
+
+def test_ll012_does_not_take_expert_parameters_for_modules():
+    """target_modules=["gate_up_proj", "down_proj"] on gpt-oss: no module has those names (they
+    are parameters of GptOssExperts), peft raises "Target modules ... not found"."""
+    from lintlora.rules.ll012_target_modules_unmatched import unmatched_entries
+
+    arch = resolve_architecture("openai/gpt-oss-20b")
+    u = unmatched_entries(["q_proj", "gate_up_proj", "down_proj"], arch)
+    assert u is not None and set(u.unmatched) == {"gate_up_proj", "down_proj"}
+    assert "gate_up_proj" not in u.meant and "down_proj" not in u.meant
+    assert unmatched_entries(["q_proj", "k_proj", "v_proj", "o_proj"], arch) is None

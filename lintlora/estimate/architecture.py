@@ -221,6 +221,21 @@ class Architecture:
         return self.block_linears()
 
     @property
+    def linear_module_params(self) -> int:
+        """Elements of the block weights held by ``nn.Linear`` modules, all blocks: what
+        bitsandbytes' ``load_in_4bit``/``load_in_8bit`` quantizes (transformers
+        ``integrations/bitsandbytes.py`` ``replace_with_bnb_linear`` swaps ``nn.Linear``
+        modules; the 3-D expert parameters of gpt-oss, Llama-4 and GraniteMoE stay 16-bit)."""
+        def linear(shapes: tuple[LinearShape, ...]) -> int:
+            return sum(s.params for s in shapes if not s.parameter)
+
+        if self.dense_shapes and self.dense_layers:
+            dense = sum(1 for i in self.dense_layers if 0 <= i < self.num_hidden_layers)
+            return ((self.num_hidden_layers - dense) * linear(self.block_linears())
+                    + dense * linear(self.dense_shapes))
+        return self.num_hidden_layers * linear(self.block_linears())
+
+    @property
     def expert_params(self) -> int:
         """Weight elements of all routed experts, all blocks (``group == "expert"``): what MoE
         checkpoints store in a format of their own (gpt-oss MXFP4) and what only the routed

@@ -566,6 +566,9 @@ def _weights(arch: Architecture, inputs: EstimateInputs, profile: Profile,
     if profile.quantize_scope == "adapted" and trainable is not None:
         quantized = sum(m.d_in * m.d_out * m.copies for m in trainable.adapted
                         if m.role in ("qkv", "attn_out", "mlp_in", "mlp_out"))
+    elif q in ("nf4", "fp4", "int8"):
+        # bitsandbytes swaps nn.Linear modules only: fused expert parameters stay 16-bit
+        quantized = arch.linear_module_params
     else:
         quantized = arch.block_linear_params
     if profile.quantize_lm_head and q in ("nf4", "fp4"):
