@@ -145,6 +145,8 @@ class Architecture:
         frozen_tower_params: parameters of encoders stored with the model that a text-only run
             loads but neither trains nor runs (Llama-4's vision tower and projector): in
             ``total_params``, not in the block shapes.
+        residual_streams: copies of the hidden state a block passes on (Gemma-3n's AltUp:
+            ``altup_num_inputs``; 1 otherwise): what a checkpointed block input holds.
     """
 
     name: str
@@ -184,6 +186,7 @@ class Architecture:
     dense_shapes: tuple[LinearShape, ...] = field(default=(), repr=False)
     shared_expert_intermediate_size: int = 0
     frozen_tower_params: int = 0
+    residual_streams: int = 1
 
     # ---- derived shapes ----------------------------------------------------------------------
     @property
@@ -593,6 +596,13 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
         lo, hi = FIELD_RANGES[hi_field or names[0]]
         return _whole_number(value, key, lo, hi, source)
 
+    widths = cfg.get("intermediate_size")
+    if isinstance(widths, list) and widths and len(widths) <= FIELD_RANGES["num_hidden_layers"][1]:
+        # Gemma-3n: one MLP width per block (MatFormer); the largest for the block shapes, the
+        # list for the layout's parameter count
+        lo, hi = FIELD_RANGES["intermediate_size"]
+        sizes = [_whole_number(w, "intermediate_size", lo, hi, source) for w in widths]
+        cfg = {**cfg, "intermediate_size": max(sizes), "_intermediate_sizes": sizes}
     get = cfg.get
     h = count(("hidden_size", "n_embd", "d_model"))
     L = count(("num_hidden_layers", "n_layer", "num_layers"))
@@ -626,7 +636,8 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
     vocab = count(("vocab_size", "padded_vocab_size"), 32000)
     tie = get("tie_word_embeddings")
     tie = tie if isinstance(tie, bool) else None
-    if tie is None and model_type in ("gpt2", "gemma", "gemma2", "gemma3", "gemma3_text", "opt", "bloom"):
+    if tie is None and model_type in ("gpt2", "gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n",
+                                      "gemma3n_text", "opt", "bloom"):
         tie = True
     per_tok = count(("num_experts_per_tok",), 0)
     if per_tok > max(moe_n, 1):
@@ -651,7 +662,7 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
         router_module="gate" if moe_n else None, params_total=0,
         max_position_embeddings=context,
         rough=False, aliases=(), block_shapes=(), dense_layers=(), dense_shapes=(),
-        shared_expert_intermediate_size=0, frozen_tower_params=0)
+        shared_expert_intermediate_size=0, frozen_tower_params=0, residual_streams=1)
     return _layout(arch, cfg, record=False)
 
 

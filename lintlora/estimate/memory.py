@@ -475,7 +475,7 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
             lora += _litgpt_lora_extra(arch, block, inputs.lora_r, c, I)
     parts["lora"] = lora
     per_layer = sum(parts.values()) * profile.activation_factor
-    ckpt = sb * h
+    ckpt = sb * h * arch.residual_streams  # Gemma-3n AltUp: the block input is n stacked streams
     loss_key = "fused" if inputs.liger else (inputs.loss_impl or profile.loss)
     k = LOSS_K.get(loss_key, LOSS_K["hf"])
     if loss_key == "chunked" and profile.loss_chunk_tokens:

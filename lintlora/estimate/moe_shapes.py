@@ -1,4 +1,4 @@
-"""Block layouts of the mixture-of-experts (and MLA) families whose modules the generic
+"""Block layouts of the mixture-of-experts (and MLA, and Gemma-3n) families whose modules the generic
 layout of :mod:`lintlora.estimate.architecture` does not describe.
 
 One builder per Hugging Face ``model_type``; each reads the model's ``config.json`` keys (a
@@ -96,15 +96,18 @@ def _shape_params(shapes: tuple[LinearShape, ...]) -> int:
 
 def _finish(a: Architecture, moe: tuple[LinearShape, ...], dense: tuple[LinearShape, ...],
             dense_layers: tuple[int, ...], per_layer_extra: int, *, shared: int = 0,
-            towers: int = 0, **changes: Any) -> Architecture:
+            towers: int = 0, model_extra: int = 0, blocks: int | None = None,
+            **changes: Any) -> Architecture:
     """The architecture with its layout and its exact parameter count: blocks (weights, biases,
-    ``per_layer_extra`` norms/sinks), embeddings, the final norm and frozen towers."""
+    ``per_layer_extra`` norms/sinks; or ``blocks`` when the caller counted them), embeddings,
+    the final norm, ``model_extra`` (model-level tensors outside the blocks) and frozen towers."""
     L = a.num_hidden_layers
     n_dense = sum(1 for i in dense_layers if 0 <= i < L)
-    blocks = (L - n_dense) * _shape_params(moe) + n_dense * _shape_params(dense) + L * per_layer_extra
+    if blocks is None:
+        blocks = (L - n_dense) * _shape_params(moe) + n_dense * _shape_params(dense) + L * per_layer_extra
     tied = changes.get("tie_word_embeddings", a.tie_word_embeddings)
     emb = a.vocab_size * a.hidden_size
-    total = blocks + emb + (0 if tied else emb) + a.hidden_size + towers
+    total = blocks + emb + (0 if tied else emb) + a.hidden_size + model_extra + towers
     return replace(a, block_shapes=moe, dense_shapes=dense if n_dense else (),
                    dense_layers=tuple(i for i in dense_layers if 0 <= i < L),
                    shared_expert_intermediate_size=shared, frozen_tower_params=towers,
@@ -267,6 +270,58 @@ def _granitemoe(a: Architecture, cfg: dict[str, Any], source: str) -> Architectu
                    mlp_modules=("input_linear", "output_linear"), attention_bias=False)
 
 
+def _gemma3n(a: Architecture, cfg: dict[str, Any], source: str) -> Architecture:
+    """Gemma-3n's text model (transformers ``models/gemma3n/modeling_gemma3n.py``,
+    ``Gemma3nTextModel`` / ``Gemma3nTextDecoderLayer``), all of it priced as stored:
+
+    * per block: q/k/v/o (every block owns k_proj/v_proj, the KV-shared ones too),
+      ``q_norm``/``k_norm`` (head_dim; ``v_norm`` has no weight), the MLP of
+      ``intermediate_size[i]``, four RMSNorms, ``altup`` (``correct_output_scale`` h,
+      ``correction_coefs`` n→n, ``prediction_coefs`` n→n², ``modality_router`` h→n,
+      ``router_norm`` h), ``laurel`` (``linear_left`` h→rank, ``linear_right`` rank→h,
+      ``post_laurel_norm`` h), ``per_layer_input_gate`` (h→p), ``per_layer_projection`` (p→h),
+      ``post_per_layer_input_norm`` h;
+    * per model: ``embed_tokens`` (vocab × h, tied to the head), ``embed_tokens_per_layer``
+      (``vocab_size_per_layer_input`` × L·p: the per-layer embeddings, PLE),
+      ``per_layer_model_projection`` (h → L·p), ``per_layer_projection_norm`` (p),
+      ``altup_projections`` and ``altup_unembed_projections`` (n-1 of h→h each), ``norm``.
+
+    The vision (MobileNet-V5) and audio encoders of the multimodal checkpoint are not counted
+    (their layouts are timm/conformer modules lintlora does not read). The activation model
+    treats a block as a Gemma block of width h with the AltUp stream kept as
+    ``altup_num_inputs`` copies of the residual stream at each checkpointed block input
+    (``Architecture.residual_streams``); AltUp's prediction/correction tensors, LAuReL's rank-64
+    branch and the PLE inputs (p per layer per token) are not modelled (small next to the MLP).
+    """
+    h, hd = a.hidden_size, a.head_dim
+    L = a.num_hidden_layers
+    n = _int(cfg, "altup_num_inputs", 4, source, 64) or 1
+    rank = _int(cfg, "laurel_rank", 64, source)
+    p = _int(cfg, "hidden_size_per_layer_input", 256, source)
+    v_ple = _int(cfg, "vocab_size_per_layer_input", a.vocab_size, source, FIELD_RANGES["vocab_size"][1])
+    widths = cfg.get("_intermediate_sizes")
+    if not (isinstance(widths, (list, tuple)) and len(widths) == L):
+        widths = [a.intermediate_size] * L
+    attn = _gqa(a, "self_attn", qkv_bias=False, o_bias=False)
+    extras = [_lin("linear_left", "laurel.linear_left", h, rank, "mlp", "mlp_in"),
+              _lin("linear_right", "laurel.linear_right", rank, h, "mlp", "mlp_out"),
+              _lin("per_layer_input_gate", "per_layer_input_gate", h, p, "mlp", "mlp_in"),
+              _lin("per_layer_projection", "per_layer_projection", p, h, "mlp", "mlp_out"),
+              _lin("correction_coefs", "altup.correction_coefs", n, n, "router", "router"),
+              _lin("prediction_coefs", "altup.prediction_coefs", n, n * n, "router", "router"),
+              _lin("modality_router", "altup.modality_router", h, n, "router", "router")]
+    shapes = tuple(attn + _gated("mlp", h, a.intermediate_size) + extras)
+    # norms: 4 block RMSNorms, q_norm/k_norm, altup correct_output_scale + router_norm,
+    # post_laurel_norm, post_per_layer_input_norm
+    per_layer = 4 * h + 2 * hd + 2 * h + h + h
+    fixed = _shape_params(tuple(attn + extras)) + per_layer
+    blocks = sum(fixed + 3 * h * int(w) for w in widths)
+    model_extra = v_ple * L * p + h * L * p + p + 2 * (n - 1) * h * h
+    return _finish(a, shapes, (), (), per_layer, blocks=blocks, model_extra=model_extra,
+                   residual_streams=n, mlp_container="mlp", attention_bias=False,
+                   tie_word_embeddings=True if a.tie_word_embeddings is None else a.tie_word_embeddings)
+
+
 _BUILDERS: dict[str, Callable[[Architecture, dict[str, Any], str], Architecture]] = {
     "gpt_oss": _gpt_oss,
     "qwen2_moe": _qwen_moe,
@@ -275,6 +330,8 @@ _BUILDERS: dict[str, Callable[[Architecture, dict[str, Any], str], Architecture]
     "llama4": _llama4,
     "llama4_text": _llama4,
     "granitemoe": _granitemoe,
+    "gemma3n": _gemma3n,
+    "gemma3n_text": _gemma3n,
 }
 LAYOUT_TYPES = frozenset(_BUILDERS)
 """The ``model_type``s with a layout of their own here."""
@@ -297,7 +354,7 @@ def apply_layout(arch: Architecture, cfg: dict[str, Any]) -> Architecture:
         UnknownModelError: a layout key is not a whole number in range (the message names it).
     """
     builder = _BUILDERS.get(arch.model_type)
-    if builder is None or not arch.is_moe:
+    if builder is None or (not arch.is_moe and not arch.model_type.startswith("gemma3n")):
         return arch
     try:
         return builder(arch, cfg, arch.source)
