@@ -402,3 +402,19 @@ def test_gemma3n_checkpointed_input_holds_the_altup_streams():
     inputs = EstimateInputs(method="lora", batch_size=1, seq_len=512, gradient_checkpointing=True)
     terms = activation_breakdown(arch, inputs, get_profile("transformers"), None)
     assert terms.checkpoint_per_token_layer == 2 * 2048 * 4
+
+
+def test_compute_time_counts_active_parameters_without_frozen_towers():
+    """The FLOPs a token costs follow the parameters it reads: Llama-4's vision tower (frozen,
+    not run on text) adds nothing; DeepSeek's dense first block counts in full."""
+    from dataclasses import replace
+
+    from lintlora.estimate.compute import estimate_time
+    from lintlora.estimate.memory import EstimateInputs
+
+    inputs = EstimateInputs(method="lora", batch_size=1, seq_len=1024)
+    scout = resolve_architecture("meta-llama/Llama-4-Scout-17B-16E")
+    text_only = replace(scout, frozen_tower_params=0,
+                        params_total=scout.total_params - scout.frozen_tower_params)
+    assert estimate_time(inputs, scout, 989.4).flops_per_token == \
+        estimate_time(inputs, text_only, 989.4).flops_per_token

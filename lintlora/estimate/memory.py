@@ -586,7 +586,7 @@ def unmatched_note(arch: Architecture, trainable: TrainableCount) -> str:
     ``target_modules`` matches, and ignores an unmatched entry when another one matches)."""
     names: list[str] = [arch.embedding_name.rsplit(".", 1)[-1]]
     for sh in arch.block_linears():
-        if sh.name not in names:
+        if sh.name not in names and not sh.parameter:  # expert parameters are no modules
             names.append(sh.name)
     names.append(arch.lm_head_name.rsplit(".", 1)[-1])
     none = " (no LoRA target matches: peft would raise)" if trainable.lora_params == 0 else ""
@@ -650,7 +650,7 @@ def _load_phase(arch: Architecture, inputs: EstimateInputs, profile: Profile,
     if not q or q == "gptq4" or inputs.method == "full":
         return 0.0, 0.0, ""
     w_load, _ = _weights(arch, replace(inputs, kbit_upcast=False), profile, trainable)
-    n_max = max(sh.d_in * sh.d_out for sh in arch.block_linears())
+    n_max = max((sh.d_in * sh.d_out for sh in arch.block_linears() if not sh.parameter), default=0)
     if q == "torchao-nf4":
         if inputs.torchao_unchunked:
             tr = n_max * (TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT + 2)
@@ -788,7 +788,9 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     head_dequant = 0.0
     if inputs.quant:
         db = profile.dequant_bytes or DTYPE_BYTES.get(inputs.compute_dtype, 2)
-        dequant = max(sh.d_in * sh.d_out for sh in arch.block_linears()) * db
+        # the largest quantized weight (fused expert parameters are not quantized modules)
+        dequant = max((sh.d_in * sh.d_out for sh in arch.block_linears() if not sh.parameter),
+                      default=0) * db
         if profile.quantize_lm_head and inputs.quant in ("nf4", "fp4"):
             # the 4-bit output layer is dequantized whole for each chunk's backward
             # (Profile.dequant_bytes)
