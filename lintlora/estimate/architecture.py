@@ -64,6 +64,15 @@ class LinearShape:
             ``"attn_out"``, ``"mlp_in"`` (reads the MLP input), ``"mlp_out"`` (reads the MLP
             intermediate) or ``"router"``.
         count: copies per block (number of experts for expert layers, else 1).
+        parameter: ``True`` when the weights are an ``nn.Parameter`` of a module that is not an
+            ``nn.Linear`` (``path`` is then the parameter's path: ``mlp.experts.gate_up_proj``):
+            the fused 3-D expert tensors of transformers' gpt-oss, Llama-4 and GraniteMoE
+            (``count`` experts stacked on the first axis) and the routers kept as raw
+            parameters (gpt-oss ``mlp.router.weight``, DeepSeek ``mlp.gate.weight``). peft's
+            ``target_modules`` (and ``"all-linear"``) never reaches them, bitsandbytes'
+            ``load_in_4bit``/``8bit`` (which swaps ``nn.Linear`` modules) leaves them in 16
+            bits; peft reaches them through ``target_parameters`` (peft >= 0.17, ``ParamWrapper``).
+        bias: the module (or parameter) has a bias of ``d_out`` per copy.
     """
 
     name: str
@@ -73,6 +82,8 @@ class LinearShape:
     group: str
     role: str
     count: int = 1
+    parameter: bool = False
+    bias: bool = False
 
     @property
     def params(self) -> int:
@@ -136,6 +147,19 @@ class Architecture:
             estimate's assumptions (a guess by name, a ModelScope mirror, a fine-tune's base
             named in its local files, a same-architecture id's note); ``""`` for an exact
             catalog id, a local ``config.json`` or a rough stand-in (which says so itself).
+        block_shapes: the linear layers (and parameter tensors) of one block when the
+            architecture's own module layout builds them (:mod:`lintlora.estimate.moe_shapes`:
+            MLA attention, fused experts, shared experts); empty: derived from the fields above.
+        dense_layers, dense_shapes: block indices whose MLP is dense (DeepSeek's
+            ``first_k_dense_replace``, Llama-4's ``interleave_moe_layer_step``) and their shapes.
+        shared_expert_intermediate_size: width of the shared expert(s) every token runs through
+            besides its routed experts (Qwen2-MoE ``shared_expert_intermediate_size``, DeepSeek
+            ``n_shared_experts × moe_intermediate_size``, Llama-4's one shared expert); 0: none.
+        frozen_tower_params: parameters of encoders stored with the model that a text-only run
+            loads but neither trains nor runs (Llama-4's vision tower and projector): in
+            ``total_params``, not in the block shapes.
+        residual_streams: copies of the hidden state a block passes on (Gemma-3n's AltUp:
+            ``altup_num_inputs``; 1 otherwise): what a checkpointed block input holds.
     """
 
     name: str
@@ -172,6 +196,12 @@ class Architecture:
     aliases: tuple[str, ...] = field(default=(), repr=False)
     stored_quant: Any = None
     resolved_by: str = ""
+    block_shapes: tuple[LinearShape, ...] = field(default=(), repr=False)
+    dense_layers: tuple[int, ...] = ()
+    dense_shapes: tuple[LinearShape, ...] = field(default=(), repr=False)
+    shared_expert_intermediate_size: int = 0
+    frozen_tower_params: int = 0
+    residual_streams: int = 1
 
     # ---- derived shapes ----------------------------------------------------------------------
     @property
@@ -196,9 +226,67 @@ class Architecture:
         fused qkv (h → (heads + 2·kv_heads)·head_dim), the attention output
         (heads·head_dim → h); gated MLPs: gate/up (h → I), down (I → h), fused gate_up
         (h → 2I); plain MLPs: (h → I), (I → h); MoE experts repeat per expert, the router is
-        (h → experts).
+        (h → experts). An architecture with its own layout (``block_shapes``) returns those;
+        for models with dense layers among MoE ones this is the MoE block
+        (:meth:`layer_linears` gives each block's own).
         """
-        return _block_linears(self)
+        return self.block_shapes or _block_linears(self)
+
+    def layer_linears(self, layer: int) -> tuple[LinearShape, ...]:
+        """The linear layers of block ``layer`` (the dense ones for ``dense_layers``)."""
+        if self.dense_shapes and layer in self.dense_layers:
+            return self.dense_shapes
+        return self.block_linears()
+
+    @property
+    def linear_module_params(self) -> int:
+        """Elements of the block weights held by ``nn.Linear`` modules, all blocks: what
+        bitsandbytes' ``load_in_4bit``/``load_in_8bit`` quantizes (transformers
+        ``integrations/bitsandbytes.py`` ``replace_with_bnb_linear`` swaps ``nn.Linear``
+        modules; the 3-D expert parameters of gpt-oss, Llama-4 and GraniteMoE stay 16-bit)."""
+        def linear(shapes: tuple[LinearShape, ...]) -> int:
+            return sum(s.params for s in shapes if not s.parameter)
+
+        if self.dense_shapes and self.dense_layers:
+            dense = sum(1 for i in self.dense_layers if 0 <= i < self.num_hidden_layers)
+            return ((self.num_hidden_layers - dense) * linear(self.block_linears())
+                    + dense * linear(self.dense_shapes))
+        return self.num_hidden_layers * linear(self.block_linears())
+
+    @property
+    def expert_params(self) -> int:
+        """Weight elements of all routed experts, all blocks (``group == "expert"``): what MoE
+        checkpoints store in a format of their own (gpt-oss MXFP4) and what only the routed
+        ``num_experts_per_tok`` of ``num_experts`` see per token."""
+        moe_layers = self.num_hidden_layers - (len(self.dense_layers) if self.dense_shapes else 0)
+        return moe_layers * sum(s.params for s in self.block_linears() if s.group == "expert")
+
+    @property
+    def active_params(self) -> int:
+        """Parameters one token's forward pass reads: all but the routed experts it is not
+        sent to (``total - experts × (1 - k/E)``), the input embedding table and frozen
+        towers included (vendors differ: OpenAI's and DeepSeek's "active" figures leave the
+        input embedding out, Qwen's and Meta's keep it; subtract ``embedding_params``)."""
+        total = self.total_params - self.frozen_tower_params
+        if not self.is_moe:
+            return total
+        idle = self.expert_params * (1 - self.num_experts_per_tok / max(1, self.num_experts))
+        # expert biases (gpt-oss) idle with their experts
+        moe_layers = self.num_hidden_layers - (len(self.dense_layers) if self.dense_shapes else 0)
+        bias = moe_layers * sum(s.d_out * s.count for s in self.block_linears()
+                                if s.group == "expert" and s.bias)
+        idle += bias * (1 - self.num_experts_per_tok / max(1, self.num_experts))
+        return int(round(total - idle))
+
+    @property
+    def active_mlp_width(self) -> int:
+        """Intermediate features one token produces in an MLP block: ``I`` for a dense MLP,
+        ``num_experts_per_tok × I`` plus the shared experts' width for a MoE block (what the
+        activation model keeps per token)."""
+        if not self.is_moe:
+            return self.intermediate_size
+        return (max(1, self.num_experts_per_tok) * self.intermediate_size
+                + self.shared_expert_intermediate_size)
 
     @property
     def embedding_params(self) -> int:
@@ -213,6 +301,10 @@ class Architecture:
     @property
     def block_linear_params(self) -> int:
         """Elements in the linear layers of all blocks: what 4/8-bit quantization compresses."""
+        if self.dense_shapes and self.dense_layers:
+            dense = sum(1 for i in self.dense_layers if 0 <= i < self.num_hidden_layers)
+            return ((self.num_hidden_layers - dense) * sum(s.params for s in self.block_linears())
+                    + dense * sum(s.params for s in self.dense_shapes))
         return self.num_hidden_layers * sum(s.params for s in self.block_linears())
 
     @property
@@ -221,7 +313,8 @@ class Architecture:
         if self.params_total:
             return self.params_total
         norms = (self.num_hidden_layers * self.norms_per_layer + 1) * self.hidden_size
-        return self.embedding_params + self.lm_head_params + self.block_linear_params + norms
+        return (self.embedding_params + self.lm_head_params + self.block_linear_params + norms
+                + self.frozen_tower_params)
 
     @property
     def other_params(self) -> int:
@@ -282,7 +375,8 @@ def _from_record(rec: dict[str, Any]) -> Architecture:
     model_type = rec.get("model_type", "")
     attn_c, mlp_c = _CONTAINERS.get(model_type, ("self_attn", "mlp"))
     moe = rec.get("moe") or {}
-    num_experts = int(moe.get("num_local_experts") or moe.get("num_experts") or 0)
+    num_experts = int(moe.get("num_local_experts") or moe.get("num_experts")
+                      or moe.get("n_routed_experts") or 0)
     router = None
     if num_experts:
         router = "gate"
@@ -332,6 +426,7 @@ def _from_record(rec: dict[str, Any]) -> Architecture:
         aliases=tuple(rec.get("aliases", ())),
         stored_quant=_stored_quant(rec.get("quantization_config"), f"catalog record {rec['hf_id']}"),
     )
+    arch = _layout(arch, rec)
     if tie is None and arch.params_total:
         # tying not established by a source: take the reading the catalog's count was made with
         untied = replace(arch, tie_word_embeddings=False, params_total=0).total_params
@@ -359,6 +454,16 @@ def _with_name_quant(arch: Architecture, name: str) -> Architecture:
     if said is None or (arch.stored_quant is not None and arch.stored_quant.method == said.method):
         return arch
     return replace(arch, stored_quant=said)
+
+
+def _layout(arch: Architecture, cfg: dict[str, Any], record: bool = True) -> Architecture:
+    """The block layout of a MoE/MLA family with modules of its own
+    (:mod:`lintlora.estimate.moe_shapes`); other architectures unchanged."""
+    from lintlora.estimate import moe_shapes
+
+    if arch.model_type not in moe_shapes.LAYOUT_TYPES:
+        return arch
+    return moe_shapes.apply_layout(arch, moe_shapes.record_config(cfg) if record else cfg)
 
 
 _SUFFIXES = ("-unsloth-bnb-4bit", "-bnb-4bit", "-4bit", "-8bit", "-gptq", "-awq", "-int4", "-int8", "-fp8",
@@ -565,6 +670,8 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
     if isinstance(cfg.get("text_config"), dict) and "hidden_size" not in cfg:
         merged = dict(cfg["text_config"])
         merged.setdefault("model_type", cfg.get("model_type", ""))
+        if isinstance(cfg.get("vision_config"), dict):  # a frozen tower some layouts count
+            merged.setdefault("vision_config", cfg["vision_config"])
         cfg = merged
 
     def field_of(*names: str) -> tuple[str, Any]:
@@ -582,6 +689,13 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
         lo, hi = FIELD_RANGES[hi_field or names[0]]
         return _whole_number(value, key, lo, hi, source)
 
+    widths = cfg.get("intermediate_size")
+    if isinstance(widths, list) and widths and len(widths) <= FIELD_RANGES["num_hidden_layers"][1]:
+        # Gemma-3n: one MLP width per block (MatFormer); the largest for the block shapes, the
+        # list for the layout's parameter count
+        lo, hi = FIELD_RANGES["intermediate_size"]
+        sizes = [_whole_number(w, "intermediate_size", lo, hi, source) for w in widths]
+        cfg = {**cfg, "intermediate_size": max(sizes), "_intermediate_sizes": sizes}
     get = cfg.get
     h = count(("hidden_size", "n_embd", "d_model"))
     L = count(("num_hidden_layers", "n_layer", "num_layers"))
@@ -615,7 +729,8 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
     vocab = count(("vocab_size", "padded_vocab_size"), 32000)
     tie = get("tie_word_embeddings")
     tie = tie if isinstance(tie, bool) else None
-    if tie is None and model_type in ("gpt2", "gemma", "gemma2", "gemma3", "gemma3_text", "opt", "bloom"):
+    if tie is None and model_type in ("gpt2", "gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n",
+                                      "gemma3n_text", "opt", "bloom"):
         tie = True
     per_tok = count(("num_experts_per_tok",), 0)
     if per_tok > max(moe_n, 1):
@@ -631,7 +746,7 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
                                     hidden_size=h, num_hidden_layers=L, num_attention_heads=a,
                                     num_key_value_heads=kv, head_dim=head_dim,
                                     intermediate_size=inter, vocab_size=vocab)
-    return replace(
+    arch = replace(
         base, name=name, hf_id=name, source=source, model_type=model_type, hidden_size=h,
         num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=kv, head_dim=head_dim,
         intermediate_size=inter, vocab_size=vocab, tie_word_embeddings=tie,
@@ -639,7 +754,9 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
         num_experts=moe_n, num_experts_per_tok=per_tok,
         router_module="gate" if moe_n else None, params_total=0,
         max_position_embeddings=context,
-        rough=False, aliases=(), stored_quant=stored)
+        rough=False, aliases=(), stored_quant=stored, block_shapes=(), dense_layers=(), dense_shapes=(),
+        shared_expert_intermediate_size=0, frozen_tower_params=0, residual_streams=1)
+    return _layout(arch, cfg, record=False)
 
 
 FIELD_RANGES: dict[str, tuple[int, int]] = {

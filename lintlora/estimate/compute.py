@@ -67,10 +67,9 @@ def estimate_time(inputs: EstimateInputs, arch: Architecture, tflops: float | No
     if not tflops:
         return None
     L, s, qw = arch.num_hidden_layers, inputs.seq_len, arch.q_width
-    n_active = arch.total_params
-    if arch.is_moe and arch.num_experts:
-        expert = sum(sh.params for sh in arch.block_linears() if sh.group == "expert") * L
-        n_active = arch.total_params - expert + expert * arch.num_experts_per_tok / arch.num_experts
+    # parameters a token's forward reads: routed experts at k/E, dense blocks of MoE models and
+    # shared experts in full, frozen towers (Llama-4's vision) not at all
+    n_active = arch.active_params
     attn = (4 if inputs.attn_implementation == "eager" else 2) * L * s * qw
     f = 2 * n_active + attn
     mult = 3 if inputs.method == "full" else 2

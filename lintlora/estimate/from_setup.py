@@ -30,6 +30,28 @@ def _val(s: Setting) -> Any:
     return s.value if s.known else None
 
 
+def _target_parameters(setup: TrainingSetup) -> tuple[str, ...]:
+    """peft's ``LoraConfig(target_parameters=[...])`` (peft >= 0.17), read from the adapter
+    section's extra keys: a list of parameter names, else ``()`` (an unknown or non-list value
+    is not guessed at; peft does not take a regular expression there yet)."""
+    lora = setup.lora
+    extra = getattr(lora, "extra", None) or {}
+    s = extra.get("target_parameters")
+    value = _val(s) if isinstance(s, Setting) else None
+    if isinstance(value, (list, tuple)) and len(value) <= 4096 and all(
+            isinstance(v, str) and len(v) <= 512 for v in value):
+        return tuple(value)
+    return ()
+
+
+def _mxfp4_dequantized(quant: Any) -> bool:
+    """``Mxfp4Config(dequantize=True)`` written in the file."""
+    if str(_val(quant.method) or "").lower() != "mxfp4":
+        return False
+    s = (getattr(quant, "extra", None) or {}).get("dequantize")
+    return isinstance(s, Setting) and _val(s) is True
+
+
 def _where(s: Setting) -> str:
     """``line 12`` (``cell 3, line 2``) of a setting, or ``""``."""
     span = s.span or s.key_span
@@ -147,6 +169,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
     if isinstance(mts, str):
         mts = (mts,)
     dora = bool(_val(g("lora.use_dora")))
+    tparams = _target_parameters(setup) if method != "full" else ()
 
     # ---- quantization ----
     weight_notes_from = len(notes)
@@ -169,6 +192,13 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
         assumed.append("quant")
         notes.append(f"quantization unknown ({quant.bits.source or 'not resolved'}): assumed none (16-bit weights); "
                      "a model loaded in 4-bit or 8-bit peaks lower")
+    elif quant is not None and _mxfp4_dequantized(quant):
+        # Mxfp4Config(dequantize=True) (the OpenAI gpt-oss fine-tuning cookbook): transformers
+        # dequantizes the MXFP4 experts to the load dtype while loading (quantizers/
+        # quantizer_mxfp4.py, integrations/mxfp4.py: dequantize), so the model is its
+        # architecture at 16 bits
+        notes.append("Mxfp4Config(dequantize=True): the MXFP4 experts are dequantized at load; "
+                     "priced as 16-bit weights")
     elif quant is not None:
         qm = str(_val(quant.method) or "bitsandbytes").lower()
         bits = _val(quant.bits)
@@ -378,6 +408,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
         quant=q, double_quant=double, quant_compute_dtype=qcompute, weight_dtype=weight,
         compute_dtype=compute, lora_r=int(r or 8), lora_dropout=float(dropout or 0.0),
         target_modules=target_value, modules_to_save=tuple(mts), use_dora=dora, optim=optim,
+        target_parameters=tparams,
         attn_implementation=attn, kbit_upcast=kbit, liger=liger, master_fp32=master,
         framework=fw, checkpoint_offload=offload, assumed=tuple(assumed), loss_impl=loss_impl,
         sequences_per_example=seqs, reference_model=reference, stored_quant=sq,

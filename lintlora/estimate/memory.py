@@ -102,6 +102,8 @@ class EstimateInputs:
         weight_dtype: dtype of the unquantized weights (``torch_dtype``).
         compute_dtype: dtype of activations (bf16/fp16 AMP, ``bnb_4bit_compute_dtype``).
         lora_r, lora_dropout, target_modules, modules_to_save, use_dora: the adapter.
+        target_parameters: peft's ``target_parameters`` (parameter names: the fused experts
+            of gpt-oss/Llama-4; :func:`lintlora.estimate.params.count_trainable`).
         optim: TrainingArguments ``optim`` name (or a torch/bnb optimizer class name).
         attn_implementation: ``"sdpa"``, ``"flash_attention_2"``, ``"eager"``.
         kbit_upcast: ``prepare_model_for_kbit_training`` ran on a bitsandbytes 4/8-bit model:
@@ -162,6 +164,7 @@ class EstimateInputs:
     lora_dropout: float = 0.0
     target_modules: str | tuple[str, ...] | None = None
     modules_to_save: tuple[str, ...] = ()
+    target_parameters: tuple[str, ...] = ()
     use_dora: bool = False
     optim: str = "adamw_torch"
     attn_implementation: str = "sdpa"
@@ -423,10 +426,12 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
     if inputs.liger and arch.mlp_kind == "gated":
         mlp_b = 4.0  # Liger SwiGLU recomputes silu in backward, keeps gate and up (liger_kernel/ops/swiglu.py)
     experts = max(1, arch.num_experts_per_tok) if arch.is_moe else 1
-    parts["mlp"] = mlp_b * I * experts * (sb / c)
+    # routed experts (and shared experts) a token runs through: Architecture.active_mlp_width
+    width = arch.active_mlp_width
+    parts["mlp"] = mlp_b * width * (sb / c)
     # inputs frozen (quantized) linears keep, and all linears in full fine-tuning
     shapes = arch.block_linears()
-    distinct_inputs = {"qkv": h, "attn_out": qw, "mlp_in": h, "mlp_out": I * experts}
+    distinct_inputs = {"qkv": h, "attn_out": qw, "mlp_in": h, "mlp_out": width}
     # bytes of each distinct input tensor: the stream dtype, except the attention output
     # (SDPA runs in the compute dtype under autocast)
     input_bytes = {"qkv": sb, "attn_out": c, "mlp_in": sb, "mlp_out": sb}
@@ -499,7 +504,7 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
         parts = compiled_parts(parts, arch, c=c, sb=sb, full=full, norm_bytes=norm_b, gated=arch.mlp_kind == "gated",
                                mlp_bytes=mlp_b, experts=experts)
     per_layer = sum(parts.values()) * profile.activation_factor
-    ckpt = sb * h
+    ckpt = sb * h * arch.residual_streams  # Gemma-3n AltUp: the block input is n stacked streams
     # an explicit loss wins over Liger's fused one (LLaMA-Factory v1 applies Liger without its
     # fused linear cross-entropy in training)
     loss_key = inputs.loss_impl or ("fused" if inputs.liger else profile.loss)
@@ -511,7 +516,7 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
     logits = arch.vocab_size * k
     # one layer's backward: gradient of the residual stream plus the MLP gradients
     # (notes §3: ~2·max(h, I)·2 B per token)
-    bw = 2 * c * max(h, I * experts)
+    bw = 2 * c * max(h, width)
     return ActivationTerms(per_layer, ckpt, parts, logits, bw)
 
 
@@ -598,6 +603,9 @@ def _weights(arch: Architecture, inputs: EstimateInputs, profile: Profile,
     if profile.quantize_scope == "adapted" and trainable is not None:
         quantized = sum(m.d_in * m.d_out * m.copies for m in trainable.adapted
                         if m.role in ("qkv", "attn_out", "mlp_in", "mlp_out"))
+    elif q in ("nf4", "fp4", "int8"):
+        # bitsandbytes swaps nn.Linear modules only: fused expert parameters stay 16-bit
+        quantized = arch.linear_module_params
     else:
         quantized = arch.block_linear_params
     if profile.quantize_lm_head and q in ("nf4", "fp4"):
@@ -615,7 +623,7 @@ def unmatched_note(arch: Architecture, trainable: TrainableCount) -> str:
     ``target_modules`` matches, and ignores an unmatched entry when another one matches)."""
     names: list[str] = [arch.embedding_name.rsplit(".", 1)[-1]]
     for sh in arch.block_linears():
-        if sh.name not in names:
+        if sh.name not in names and not sh.parameter:  # expert parameters are no modules
             names.append(sh.name)
     names.append(arch.lm_head_name.rsplit(".", 1)[-1])
     none = " (no LoRA target matches: peft would raise)" if trainable.lora_params == 0 else ""
@@ -681,7 +689,7 @@ def _load_phase(arch: Architecture, inputs: EstimateInputs, profile: Profile,
     if not q or q in ("gptq4", "gptq", "awq", "mxfp4", "fp8") or stored or inputs.method == "full":
         return 0.0, 0.0, ""
     w_load, _ = _weights(arch, replace(inputs, kbit_upcast=False), profile, trainable)
-    n_max = max(sh.d_in * sh.d_out for sh in arch.block_linears())
+    n_max = max((sh.d_in * sh.d_out for sh in arch.block_linears() if not sh.parameter), default=0)
     if q == "torchao-nf4":
         if inputs.torchao_unchunked:
             tr = n_max * (TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT + 2)
@@ -774,7 +782,8 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
                          "gradients and optimizer states")
     if not full:
         trainable = count_trainable(arch, inputs.lora_r, inputs.target_modules, inputs.modules_to_save,
-                                    use_dora=inputs.use_dora)
+                                    use_dora=inputs.use_dora,
+                                    target_parameters=inputs.target_parameters)
         if trainable.unmatched:
             notes.append(unmatched_note(arch, trainable))
     weights, wdesc = _weights(arch, inputs, profile, trainable)
@@ -820,7 +829,9 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     head_dequant = 0.0
     if inputs.quant and inputs.quant not in ("mxfp4", "fp8"):  # MXFP4/FP8 kernels (or bf16) dequantize nothing whole
         db = profile.dequant_bytes or DTYPE_BYTES.get(inputs.compute_dtype, 2)
-        dequant = max(sh.d_in * sh.d_out for sh in arch.block_linears()) * db
+        # the largest quantized weight (fused expert parameters are not quantized modules)
+        dequant = max((sh.d_in * sh.d_out for sh in arch.block_linears() if not sh.parameter),
+                      default=0) * db
         if profile.quantize_lm_head and inputs.quant in ("nf4", "fp4"):
             # the 4-bit output layer is dequantized whole for each chunk's backward
             # (Profile.dequant_bytes)

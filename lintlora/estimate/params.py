@@ -9,6 +9,18 @@ the full path or the path ends with ``"." + entry``. ``"all-linear"`` means ever
 (``TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING``, copied per record into the catalog);
 with no default, peft raises "Please specify `target_modules`".
 
+``target_parameters`` (peft >= 0.17; ``LoraConfig.target_parameters``, peft
+``src/peft/tuners/lora/config.py`` and ``BaseTuner._inject_parameters`` in
+``src/peft/tuners/tuners_utils.py`` @5d602fdb) reaches ``nn.Parameter`` tensors of modules that
+are not ``nn.Linear`` (the fused 3-D experts of gpt-oss, Llama-4, GraniteMoE): a list entry
+matches the parameter whose full name (``model.layers.7.mlp.experts.gate_up_proj``) equals it or
+ends with ``"." + entry``. Each match is wrapped in ``lora.ParamWrapper``
+(``src/peft/tuners/lora/layer.py``), whose ``lora_A`` is ``nn.Linear(in, r·E)`` and ``lora_B``
+``nn.Linear(r·E, out)`` for a parameter of shape (E, in, out) (E = 1 for a 2-D one):
+``r·E·(in + out)`` trainable parameters. ``target_modules`` (and ``"all-linear"``) never
+matches such a parameter: on gpt-oss ``"all-linear"`` adapts q/k/v/o only (its router is a
+raw parameter too).
+
 ``modules_to_save`` follows peft ``_set_trainable``: a module is wrapped when its full path
 ends with an entry (no dot required); the wrapper trains a full copy of the module.
 
@@ -115,6 +127,8 @@ class _Module(NamedTuple):
     d_in: int
     d_out: int
     is_linear: bool
+    parameter: bool = False
+    experts: int = 1
 
 
 def _modules(arch: Architecture) -> list[_Module]:
@@ -123,9 +137,12 @@ def _modules(arch: Architecture) -> list[_Module]:
     for path in arch.extra_embedding_names:  # learned position embeddings (GPT-2 wpe, OPT)
         mods.append(_Module(path, path.rsplit(".", 1)[-1], "embedding",
                             int(arch.max_position_embeddings or 0), arch.hidden_size, False))
-    shapes = arch.block_linears()  # the same for every block (computed, not stored)
     for i in range(arch.num_hidden_layers):
-        for shape in shapes:
+        for shape in arch.layer_linears(i):  # computed, not stored (dense blocks of MoE models)
+            if shape.parameter:  # one tensor for all experts: reached by target_parameters only
+                mods.append(_Module(arch.module_path(i, shape), shape.name, shape.role,
+                                    shape.d_in, shape.d_out, False, True, shape.count))
+                continue
             for e in range(shape.count):
                 path = arch.module_path(i, shape, e)
                 mods.append(_Module(path, shape.name, shape.role, shape.d_in, shape.d_out, True))
@@ -178,8 +195,9 @@ def resolve_targets(arch: Architecture, target_modules: str | Sequence[str] | No
     if isinstance(target_modules, str):
         if target_modules.lower() in ("all-linear", "all_linear"):
             names: list[str] = []
-            for s in arch.block_linears():
-                if s.name not in names:
+            shapes = arch.block_linears() + arch.dense_shapes
+            for s in shapes:
+                if s.name not in names and not s.parameter:
                     names.append(s.name)
             return tuple(names)
         return target_modules
@@ -193,8 +211,11 @@ def count_trainable(
     modules_to_save: Iterable[str] | None = None,
     *,
     use_dora: bool = False,
+    target_parameters: Sequence[str] | None = None,
 ) -> TrainableCount:
-    """Count what ``LoraConfig(r, target_modules, modules_to_save)`` trains on ``arch``.
+    """Count what ``LoraConfig(r, target_modules, modules_to_save, target_parameters)`` trains
+    on ``arch`` (``target_parameters``: see the module docstring; an entry matching nothing is
+    in ``unmatched``, as peft warns or raises for it).
 
     ``all-linear`` excludes the output layer. The tied lm_head of a model with
     ``tie_word_embeddings`` counts once in ``total_params``.
@@ -215,12 +236,24 @@ def count_trainable(
     all_linear = isinstance(target_modules, str) and target_modules.lower() in ("all-linear", "all_linear")
     regex = compile_target_pattern(targets) if isinstance(targets, str) else None
     save = tuple(modules_to_save or ())
+    params_t = tuple(t for t in (target_parameters or ()) if isinstance(t, str) and t)
     adapted: dict[tuple[str, str], list] = {}
     saved: dict[tuple[str, str], list] = {}
     hit_targets: set[str] = set()
     hit_saves: set[str] = set()
     lora = full = 0
     for m in _modules(arch):
+        if m.parameter:
+            hit = _list_match(m.path, params_t) if params_t else None
+            if hit is not None:
+                hit_targets.add(hit)
+                p = r * m.experts * (m.d_in + m.d_out)  # ParamWrapper: lora_A (in, r·E), lora_B (r·E, out)
+                lora += p
+                key = (m.leaf, m.role)
+                adapted.setdefault(key, [m, 0, 0])
+                adapted[key][1] += 1
+                adapted[key][2] += p
+            continue
         # modules_to_save wins over LoRA for the same module (peft wraps it, LoRA skips it)
         s_hit = next((n for n in save if m.path.endswith(n)), None)
         if s_hit is not None:
@@ -258,6 +291,7 @@ def count_trainable(
         unmatched_t = [t for t in targets if t not in hit_targets]
     if all_linear:
         unmatched_t = []
+    unmatched_t += [t for t in params_t if t not in hit_targets]
     unmatched = tuple(unmatched_t + [s for s in save if s not in hit_saves])
     matched = tuple(k[0] for k in adapted) + tuple(k[0] for k in saved)
     return TrainableCount(

@@ -163,7 +163,8 @@ def unmatched_entries(value: Any, arch: "Architecture") -> Unmatched | None:
     if not entries:
         return None
     # the common case without walking every module: plain names that are all this model's
-    leaves = {s.name for s in arch.block_linears()} | {
+    # nn.Parameter tensors (gpt-oss / Llama-4 fused experts) are no module target_modules reaches
+    leaves = {s.name for s in arch.block_linears() if not s.parameter} | {
         p.rsplit(".", 1)[-1] for p in (arch.embedding_name, arch.lm_head_name, *arch.extra_embedding_names)}
     if all("." not in e and e in leaves for e in entries):
         return None
@@ -182,7 +183,7 @@ def unmatched_entries(value: Any, arch: "Architecture") -> Unmatched | None:
     have = {_leaf(e) for e in matched}
     meant = tuple(dict.fromkeys(
         s.name for s in arch.block_linears()
-        if s.role in wanted_roles and s.name not in have and s.role != "router"))
+        if s.role in wanted_roles and s.name not in have and s.role != "router" and not s.parameter))
     return Unmatched(entries, None, unmatched, unknown, matched, meant)
 
 
@@ -262,11 +263,11 @@ class TargetModulesUnmatched(Rule):
                          f"{_shown(u.pattern)} not found in the base model\" when it wraps the model.")
             fixed_targets = "all-linear"
             fix = ('Name the modules in a list (peft then matches each name as the end of a module path), '
-                   f'e.g. {list(dict.fromkeys(s.name for s in arch.block_linears() if s.role != "router"))}, '
+                   f'e.g. {list(dict.fromkeys(s.name for s in arch.block_linears() if s.role != "router" and not s.parameter))}, '
                    'or use "all-linear".')
         else:
             have = join_words([f"`{n}`" for n in dict.fromkeys(
-                s.name for s in arch.block_linears() if s.role != "router")])
+                s.name for s in arch.block_linears() if s.role != "router" and not s.parameter)])
             missing = _words(u.unmatched)
             order = {name: i for i, name in enumerate(s.name for s in arch.block_linears())}
             kept = sorted(dict.fromkeys(u.matched + u.meant), key=lambda e: order.get(_leaf(e), len(order)))
