@@ -118,10 +118,12 @@ def _json(*args: str) -> dict:
 @pytest.mark.parametrize("folder", ["Qwen2.5-7B-Instruct-AWQ", "Llama-2-7B-GPTQ", "llama-3-8b-bnb-4bit",
                                     "gpt-oss-20b"])
 def test_a_stored_checkpoint_is_never_advised_to_quantize(folder):
+    extra: tuple[str, ...] = ()
     if folder == "gpt-oss-20b":
         _gpt_oss_arch()
+        extra = ("--targets", "q_proj,v_proj")  # peft has no default target_modules for gpt_oss
     report = _json("--model-config", str(FIX / folder), "--gpu-memory", "4GiB", "--seq-len", "2048",
-                   "--batch-size", "4")
+                   "--batch-size", "4", *extra)
     assert report["verdict"]["state"] == "over"
     assert report["fit"], "a fit list was expected (the setup does not fit 4 GiB)"
     for option in report["fit"]:
@@ -177,8 +179,9 @@ def test_mxfp4_dequantize_and_gpus_without_kernels_price_bf16(tmp_path):
     assert abs(e["breakdown"]["weights"] - 2 * arch.total_params) <= 1e6
     assert any("dequantize=True" in a for a in e["assumptions"])
     # the same checkpoint by flags on a V100 (compute capability 7.0 < 7.5): dequantized too
-    v100 = _json("--model-config", str(cfg), "--gpu", "v100-32gb")["estimate"]
-    packed = _json("--model-config", str(cfg), "--gpu", "h100-80gb")["estimate"]
+    targets = ("--targets", "q_proj,v_proj")  # peft has no default target_modules for gpt_oss
+    v100 = _json("--model-config", str(cfg), "--gpu", "v100-32gb", *targets)["estimate"]
+    packed = _json("--model-config", str(cfg), "--gpu", "h100-80gb", *targets)["estimate"]
     assert v100["breakdown"]["weights"] > 1.5 * packed["breakdown"]["weights"]
     assert any("compute capability 7.0" in a for a in v100["assumptions"])
 

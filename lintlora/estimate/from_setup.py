@@ -238,7 +238,9 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
                 notes.append("bnb_4bit_compute_dtype unknown: assumed equal to the training precision")
         if bits in (0, None) or bits > 8:
             q = None
-    if q and method == "lora":
+    if q and method == "lora" and not (sq is not None and sq.dequantize):
+        # LoRA on a quantized base; a checkpoint dequantized while loading (Mxfp4Config /
+        # FP8 dequantize=True) is a 16-bit base, so plain LoRA
         method = "qlora"
     if sq is not None and method == "full" and not sq.dequantize:
         notes.append(f"warning: full fine-tuning of a base loaded as {sq.label}: transformers' Trainer refuses it "
