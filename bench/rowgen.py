@@ -476,7 +476,8 @@ def argv_for(s: RowSetup, known: set[str] | None = None) -> tuple[list[str], lis
     argv += ["--optim", i.optim, "--attn", i.attn_implementation]
     argv.append("--gradient-checkpointing" if i.gradient_checkpointing else "--no-gradient-checkpointing")
     if i.weight_dtype == "float32" or i.master_fp32:
-        prec = "fp32" if not i.master_fp32 else ("bf16-mixed" if i.compute_dtype == "bfloat16" else "fp16-mixed")
+        prec = ("fp32" if i.compute_dtype == "float32" else
+                "bf16-mixed" if i.compute_dtype == "bfloat16" else "fp16-mixed")
         want("--precision", prec)
     if i.loss_impl in ("chunked", "fused") and i.loss_impl != get_profile(fw).loss:
         # a loss the file chooses (torchtune loss._component_, axolotl cut_cross_entropy);

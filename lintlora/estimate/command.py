@@ -97,12 +97,11 @@ def build_report(estimate, arch, gpu, tokens: int | None, dialect: str | None = 
         t = estimate_time(estimate.inputs, arch, gpu.training_tflops(estimate.inputs.compute_dtype),
                           gpu.memory_bandwidth_gbps, tokens)
     from lintlora.estimate.report_schema import SCHEMA_VERSION, counters_json
-    from lintlora.estimate.versions import version_of
+    from lintlora.estimate.versions import KNOWN_PACKAGES, version_of
 
     est = estimate.to_json()
     est["counters"] = counters_json(estimate)
-    est["assumed_versions"] = {p: {"version": str(v), "origin": o} for p in ("bitsandbytes", "transformers", "peft",
-                                                                             "trl", "torch")
+    est["assumed_versions"] = {p: {"version": str(v), "origin": o} for p in KNOWN_PACKAGES
                                for v, o in [version_of(estimate.inputs.assumed_versions, p)]}
     est["time_seconds"] = (t.total_seconds if t and t.total_seconds is not None else None)
     est["step_seconds"] = t.step_seconds if t else None

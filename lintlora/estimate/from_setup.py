@@ -416,6 +416,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
         sequences_per_example=seqs, reference_model=reference, stored_quant=sq,
         assumed_versions=tuple(assumed_versions),
         bnb_saves_input=q in ("nf4", "fp4") and _versions.bnb_saves_input(assumed_versions),
+        torchao_unchunked=q == "torchao-nf4" and _versions.torchao_unchunked(assumed_versions),
     )
     if kbit:
         notes.append("prepare_model_for_kbit_training() up-casts the non-quantized weights "

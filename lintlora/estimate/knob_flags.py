@@ -19,6 +19,9 @@ flag                        field                          written in a file as
                                                            ``enable_liger_kernel``
 ``--loss``                  ``loss_impl``                  torchtune ``loss._component_``, axolotl
                                                            ``cut_cross_entropy``
+``--precision P``            ``weight_dtype``,              litgpt ``precision``, ``bf16``/``fp16``
+                            ``compute_dtype``,             with ``torch_dtype``
+                            ``master_fp32``
 ``--assume-version P=V``    ``assumed_versions``           (a later issue reads the project's locks)
 ==========================  =============================  ==========================================
 
@@ -43,6 +46,15 @@ __all__ = ["knob_options", "apply_knobs", "versions_from_flags", "KNOB_FIELDS"]
 KNOB_FIELDS = {"optimizer_in_bwd": "optimizer_in_bwd", "activation_offloading": "activation_offload",
                "compile_layers": "compile", "checkpoint_offload": "checkpoint_offload", "liger": "liger",
                "loss": "loss_impl"}
+# --precision -> (weight dtype, compute dtype): litgpt's precision names (litgpt/utils.py
+# get_default_supported_precision, Lightning's precision plugins: "-true" keeps the weights in
+# that dtype, "-mixed" keeps float32 weights and computes in 16 bits under autocast) and short ones
+PRECISIONS: dict[str, tuple[str, str]] = {
+    "bf16": ("bfloat16", "bfloat16"), "bf16-true": ("bfloat16", "bfloat16"),
+    "fp16": ("float16", "float16"), "16-true": ("float16", "float16"),
+    "fp32": ("float32", "float32"), "32-true": ("float32", "float32"),
+    "bf16-mixed": ("float32", "bfloat16"), "fp16-mixed": ("float32", "float16"), "16-mixed": ("float32", "float16"),
+}
 # more --assume-version flags than packages is a mistake, not a request (bounded input)
 _MAX_ASSUME = 16
 
@@ -61,7 +73,7 @@ def knob_options(f: Callable) -> Callable:
     as in :data:`KNOB_FIELDS`, plus ``assume_version``)."""
     options = [
         click.option("--assume-version", "assume_version", multiple=True, metavar="PKG=VER",
-                     help="a library release the estimate assumes (bitsandbytes, transformers, peft, trl, torch; "
+                     help="a library release the estimate assumes (bitsandbytes, transformers, peft, trl, torch, torchao; "
                           "repeatable), e.g. bitsandbytes=0.41.1"),
         click.option("--optimizer-in-bwd/--no-optimizer-in-bwd", "optimizer_in_bwd", default=None,
                      help="optimizer step fused into backward (torchtune optimizer_in_bwd): no gradient buffers"),
@@ -71,6 +83,9 @@ def knob_options(f: Callable) -> Callable:
                      help="decoder layers compiled with torch.compile (torchtune compile: True)"),
         click.option("--checkpoint-offload/--no-checkpoint-offload", "checkpoint_offload", default=None,
                      help="checkpointed layer inputs offloaded to CPU RAM (Unsloth 'unsloth' checkpointing)"),
+        click.option("--precision", "precision", type=click.Choice(list(PRECISIONS)), default=None,
+                     help="weights and compute dtype: bf16/fp16/fp32 (litgpt bf16-true/16-true/32-true), or "
+                          "bf16-mixed/fp16-mixed (float32 weights, 16-bit autocast); default bf16"),
         click.option("--liger/--no-liger", "liger", default=None,
                      help="Liger kernels (fused RMSNorm, SwiGLU, linear + cross-entropy)"),
         click.option("--loss", "loss", type=click.Choice(sorted(LOSS_K)), default=None,
@@ -133,6 +148,12 @@ def apply_knobs(inputs: Any, knobs: dict[str, Any], notes: list[str], *, flags_o
                      + ("checkpointed layer inputs offloaded to CPU RAM" if off else
                         f"below {UNSLOTH_OFFLOAD_MIN_TOKENS} tokens plain checkpointing")
                      + " (--no-checkpoint-offload for True)")
+    precision = knobs.get("precision")
+    if precision:
+        weight, compute = PRECISIONS[precision]
+        changes.update(weight_dtype=weight, compute_dtype=compute,
+                       master_fp32=inputs.method == "full" and weight == "float32" and compute != "float32")
+        given.append(f"--precision={precision}")
     versions = versions_from_flags(knobs.get("assume_version"))
     if versions:
         changes["assumed_versions"] = versions
@@ -144,6 +165,8 @@ def apply_knobs(inputs: Any, knobs: dict[str, Any], notes: list[str], *, flags_o
         if versions:
             notes[:] = [n for n in notes if not n.startswith(("bitsandbytes ", "bitsandbytes >="))]
             notes.append(V.bnb_note(vers))
+    if quant == "torchao-nf4" and versions:
+        changes["torchao_unchunked"] = V.torchao_unchunked(versions)
     if given:
         notes.append("command-line knobs: " + ", ".join(given))
     if not changes:

@@ -39,6 +39,7 @@ from typing import Any, Sequence
 
 from lintlora.estimate.architecture import Architecture
 from lintlora.estimate.params import AdaptedModule, TrainableCount, count_trainable
+from lintlora.estimate.paged import is_paged, paged_state_elements
 from lintlora.estimate.profiles import LOSS_K, Profile, get_profile
 
 __all__ = [
@@ -231,6 +232,8 @@ class MemoryEstimate:
             output layer whole in its backward), ``"optimizer step"`` or ``"load"`` (quantizing
             the base while loading peaks higher than a training step).
         gpu, gpu_memory_bytes: the GPU the estimate is compared against, when known.
+        paged_optimizer_bytes: optimizer states a bitsandbytes paged optimizer keeps in CUDA
+            unified memory (:mod:`lintlora.estimate.paged`), in none of the three counters.
     """
 
     allocated_bytes: int
@@ -249,6 +252,7 @@ class MemoryEstimate:
     gpu_memory_bytes: int | None = None
     activations_per_token_layer: float = 0.0
     notes: list[str] = field(default_factory=list)
+    paged_optimizer_bytes: int = 0
 
     @property
     def headroom_bytes(self) -> int | None:
@@ -276,6 +280,7 @@ class MemoryEstimate:
             "gpu_memory_bytes": self.gpu_memory_bytes,
             "headroom_bytes": self.headroom_bytes,
             "rough": self.rough,
+            "paged_optimizer_bytes": self.paged_optimizer_bytes,
             "assumptions": list(self.assumptions),
             "inputs": {k: (list(v) if isinstance(v, tuple) else
                            {f: (list(x) if isinstance(x, tuple) else x) for f, x in v.__dict__.items()}
@@ -819,6 +824,19 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         sob, _ = optimizer_bytes_per_param(inputs.optim, sb, profile.optimizer_state_follows_param)
         opt = trainable.lora_params * ob + trainable.full_params * sob
 
+    paged_opt = 0.0
+    if is_paged(inputs.optim) and n_train and opt:
+        # bitsandbytes keeps these states in CUDA unified memory, outside PyTorch's allocator
+        # (lintlora.estimate.paged): not in any counter, stated on their own
+        paged_n, all_n = paged_state_elements(trainable if not full else None, lora_r=inputs.lora_r,
+                                              full_params=n_train if full else None)
+        paged_opt = opt * paged_n / all_n if all_n else 0.0
+        opt -= paged_opt
+        if paged_opt:
+            notes.append(f"paged optimizer ({inputs.optim}): {paged_opt / 2**30:.2f} GiB of optimizer states in CUDA "
+                         "unified memory (bitsandbytes get_paged: cudaMallocManaged, for tensors of 1e5 elements or "
+                         "more), outside PyTorch's allocator: not in allocated/reserved, and paged out to CPU RAM "
+                         "when the GPU is full, so not in what must fit (nvidia-smi shows them while there is room)")
     act = activation_breakdown(arch, inputs, profile, trainable)
     t = inputs.tokens
     L = arch.num_hidden_layers
@@ -958,5 +976,6 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         breakdown=breakdown, assumptions=notes, rough=arch.rough, inputs=inputs,
         arch_name=arch.name, framework=profile.name, trainable=trainable,
         trainable_params=int(n_train), peak_phase=phase, gpu=gpu, gpu_memory_bytes=gpu_memory_bytes,
+        paged_optimizer_bytes=int(paged_opt),
         activations_per_token_layer=act.per_token_layer,
     )

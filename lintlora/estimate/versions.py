@@ -6,6 +6,9 @@ Some terms of the memory model changed with a library release:
   (``ctx.tensors = (A, B)``); bitsandbytes PR #1270 (merged 2024-07-16, released in 0.43.2,
   CHANGELOG "QLoRA bug fix") saves ``(None, B)`` (:func:`bnb_saves_input`,
   ``EstimateInputs.bnb_saves_input``).
+* torchao < 0.2: ``to_nf4`` quantized each weight in one piece (before pytorch/ao PR #196,
+  2024-05-01), a load-phase transient of many bytes per element
+  (:func:`torchao_unchunked`, ``EstimateInputs.torchao_unchunked``).
 * transformers < 5: ``from_pretrained`` without ``torch_dtype`` loaded float32 weights;
   transformers 5 loads the checkpoint's own dtype (``dtype="auto"`` by default)
   (:func:`transformers_loads_fp32`).
@@ -26,7 +29,7 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 __all__ = ["DEFAULT_VERSIONS", "KNOWN_PACKAGES", "parse_assume_version", "version_of",
-           "bnb_saves_input", "transformers_loads_fp32", "version_notes", "bnb_note", "versions_from_project",
+           "bnb_saves_input", "torchao_unchunked", "transformers_loads_fp32", "version_notes", "bnb_note", "versions_from_project",
            "BNB_INPUT_FIX", "ORIGIN_FLAG", "ORIGIN_DEFAULT"]
 
 # the releases the estimator's terms were read or measured with (profiles.py module docstring)
@@ -36,10 +39,14 @@ DEFAULT_VERSIONS: dict[str, str] = {
     "peft": "0.21.2",
     "trl": "1.0.0",
     "torch": "2.13.0",
+    # the newest torchao on PyPI on 2026-12-01 (``pip index versions torchao``)
+    "torchao": "0.18.0",
 }
 KNOWN_PACKAGES = tuple(DEFAULT_VERSIONS)
 # bitsandbytes PR #1270 (released in 0.43.2): 4-bit matmuls no longer keep their input
 BNB_INPUT_FIX = Version("0.43.2")
+# pytorch/ao PR #196 (released in 0.2.0): NF4 quantization in chunks
+TORCHAO_CHUNKED = Version("0.2.0")
 ORIGIN_FLAG = "--assume-version"
 ORIGIN_DEFAULT = "assumed, not read from the project"
 # a version string longer than this is not a release number (bounded input)
@@ -88,6 +95,11 @@ def version_of(assumed_versions, pkg: str) -> tuple[Version, str]:
 def bnb_saves_input(assumed_versions) -> bool:
     """Whether the assumed bitsandbytes keeps each 4-bit matmul's input (< 0.43.2)."""
     return version_of(assumed_versions, "bitsandbytes")[0] < BNB_INPUT_FIX
+
+
+def torchao_unchunked(assumed_versions) -> bool:
+    """Whether the assumed torchao quantizes a weight to NF4 in one piece (< 0.2)."""
+    return version_of(assumed_versions, "torchao")[0] < TORCHAO_CHUNKED
 
 
 def transformers_loads_fp32(assumed_versions) -> bool:
