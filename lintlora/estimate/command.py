@@ -15,6 +15,7 @@ import click
 
 from lintlora.argv import PathsFirstCommand
 from lintlora.cli_numbers import BoundedInt, FiniteFloatRange
+from lintlora.estimate.trainer_flags import apply_trainer_flags, trainer_options
 from lintlora.limits import (MAX_BATCH_SIZE, MAX_LORA_RANK, MAX_NUMBER_CHARS, MAX_PARAMS,
                              MAX_SEQ_LEN, MAX_TOKENS)
 
@@ -265,8 +266,10 @@ def _render_text(report: dict, console) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.option("--list-gpus", "list_gpus", is_flag=True,
               help="list the GPU catalog (names for --gpu, memory, bf16) and exit")
+@trainer_options
 def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len, gpu, gpu_memory, rank,
-                 targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, fmt, list_gpus):
+                 targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, fmt, list_gpus,
+                 **trainer_flags):
     """Estimate peak GPU memory and training time for FILE or for the flags given.
 
     Exit status: 0 when the estimate fits the GPU (also "tight", and with no GPU named: no
@@ -358,6 +361,11 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                     changes["gradient_checkpointing"] = gradient_checkpointing
                 if attn:
                     changes["attn_implementation"] = attn
+                if trainer_flags.get("trainer"):
+                    # --trainer on a file: the file's run priced as that trainer (its own trainer
+                    # settings are replaced by the flags')
+                    inputs = apply_trainer_flags(replace(inputs, seq_len=int(changes.get("seq_len", inputs.seq_len))),
+                                                 notes, **trainer_flags)
                 if changes:
                     notes.append("command-line flags override the file: " + ", ".join(f"{k}={v}" for k, v in changes.items()))
                     changes["assumed"] = tuple(a for a in inputs.assumed if a not in changes)
@@ -418,6 +426,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
             if m == "qlora":
                 notes.append("bitsandbytes >= 0.43.2 assumed: 4-bit matmuls keep no copy of their input "
                              "(bitsandbytes PR #1270)")
+            inputs = apply_trainer_flags(inputs, notes, **trainer_flags)
             est = estimate_memory(inputs, arch, get_profile(fw), assumptions=notes,
                                   gpu=g.name if g else None, gpu_memory_bytes=mem)
             reports.append(build_report(est, arch, g, n_tokens))

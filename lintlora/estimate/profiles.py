@@ -39,6 +39,13 @@ LOSS_K: dict[str, float] = {
     # LinearCrossEntropyLoss is not one: it loops over chunks in eager PyTorch and keeps each
     # chunk's fp32 log-softmax output, like "chunked".
     "fused": 0.5,
+    # trl's preference/RL trainers on 16-bit logits (trl/trainer/utils.py selective_log_softmax
+    # @ f2cd57710ae3: one row's log_softmax at a time, each row's output saved for backward):
+    # logits 2 + saved log_softmax rows 2 + the logits gradient 2 at the start of backward = 6
+    # (lintlora.estimate.trainers; the reference logits are lintlora.estimate.rl's)
+    "trl-logps": 6.0,
+    # a sequence-classification head (reward models: hidden × 1): no vocabulary logits
+    "none": 0.0,
 }
 
 
