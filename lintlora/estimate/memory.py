@@ -40,7 +40,7 @@ from typing import Sequence
 from lintlora.estimate.architecture import Architecture
 from lintlora.estimate.params import AdaptedModule, TrainableCount, count_trainable
 from lintlora.estimate.profiles import LOSS_K, Profile, get_profile
-from lintlora.estimate.rl import extra_phases, value_model_bytes, vllm_reserved_bytes
+from lintlora.estimate.rl import extra_phases, loss_tokens, value_model_bytes, vllm_reserved_bytes
 
 __all__ = [
     "EstimateInputs",
@@ -802,7 +802,7 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     act = activation_breakdown(arch, inputs, profile, trainable)
     t = inputs.tokens
     L = arch.num_hidden_layers
-    logits = act.logits_per_token * t
+    logits = act.logits_per_token * loss_tokens(inputs)  # GRPO/RLOO: the completions' (rl.py)
     bw_temp = act.backward_temp_per_token * t
     # one dequantized weight (the largest block matrix) exists at a time in 4/8-bit matmuls
     dequant = 0.0

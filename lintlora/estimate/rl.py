@@ -11,8 +11,10 @@ The trainer rules that decide which terms apply are in :mod:`lintlora.estimate.t
   returns ``self.lm_head(hidden_states)`` without an fp32 up-cast since 4.45), ``c`` bytes per
   token and vocabulary entry, plus one sequence's ``log_softmax`` row inside
   ``selective_log_softmax`` (trl/trainer/utils.py: 16-bit logits are reduced one row at a
-  time). LLaMA-Factory's ``get_batch_logps`` up-casts to fp32 and takes the whole
-  ``log_softmax``: ``c + 4 + 4`` bytes per token·vocab. One layer's no-grad intermediates are not
+  time). LLaMA-Factory's ``concatenated_forward`` casts the logits to fp32
+  (``model(...).logits.to(torch.float32)``, the 16-bit output then dropped) and
+  ``get_batch_logps`` takes the whole fp32 ``log_softmax`` (``src/llamafactory/train/dpo/trainer.py``,
+  ``train/trainer_utils.py`` @ ff6d4d12eeb0): 4 + 4 = 8 bytes per token·vocab at its peak. One layer's no-grad intermediates are not
   counted (they are below the loss buffers for every catalogued model).
 - **Generation phase** (GRPO/RLOO/PPO without vLLM): ``model.generate`` under
   ``torch.no_grad()`` for the generation batch. The KV cache (transformers ``DynamicCache``)
@@ -41,13 +43,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from lintlora.estimate.architecture import Architecture
     from lintlora.estimate.memory import EstimateInputs
 
-__all__ = ["extra_phases", "value_model_bytes", "vllm_reserved_bytes", "kv_cache_bytes",
+__all__ = ["loss_tokens", "extra_phases", "value_model_bytes", "vllm_reserved_bytes", "kv_cache_bytes",
            "REF_LOGITS_EXTRA"]
 
-# bytes per token·vocab a framework's reference log-probs hold beyond the logits themselves
-# (see the module docstring): trl reduces 16-bit logits one row at a time (counted as one row),
-# LLaMA-Factory up-casts to fp32 and keeps the fp32 log_softmax (4 + 4)
-REF_LOGITS_EXTRA = {"llama-factory": 8.0}
+# bytes per token·vocab a framework's reference log-probs hold beyond the 16-bit logits (c = 2)
+# counted for every framework (see the module docstring): trl reduces 16-bit logits one row at a
+# time (counted as one row, not here); LLaMA-Factory's fp32 logits and fp32 log_softmax are
+# 4 + 4 = 8 = c + 6
+REF_LOGITS_EXTRA = {"llama-factory": 6.0}
 _DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
@@ -56,6 +59,18 @@ def kv_cache_bytes(arch: "Architecture", rows: int, tokens: int, compute_dtype: 
     keys and values of every layer, ``kv_width`` wide, in the compute dtype."""
     c = _DTYPE_BYTES.get(compute_dtype, 2)
     return float(rows) * tokens * arch.num_hidden_layers * 2 * arch.kv_width * c
+
+
+def loss_tokens(inputs: "EstimateInputs") -> int:
+    """Tokens whose vocabulary logits a step materialises: every token, except for GRPO and
+    RLOO, whose forward asks for the completion's logits only (``logits_to_keep =
+    completion_length + 1``, trl/trainer/grpo_trainer.py ``_get_per_token_logps_and_entropies``
+    @ f2cd57710ae3; the extra one is dropped after the forward)."""
+    t = inputs.tokens
+    if inputs.trainer in ("grpo", "rloo") and inputs.max_completion_length:
+        keep = min(inputs.seq_len, inputs.max_completion_length + 1)
+        return inputs.batch_size * inputs.sequences_per_example * keep
+    return t
 
 
 def extra_phases(arch: "Architecture", inputs: "EstimateInputs", loss_moment: dict[str, float],
@@ -71,10 +86,11 @@ def extra_phases(arch: "Architecture", inputs: "EstimateInputs", loss_moment: di
     out: list[tuple[str, dict[str, float]]] = []
     c = _DTYPE_BYTES.get(inputs.compute_dtype, 2)
     V = arch.vocab_size
-    t = inputs.tokens
+    t = loss_tokens(inputs)
     if inputs.reference_forward:
         extra = REF_LOGITS_EXTRA.get(inputs.framework)
-        ref = c * V * t + (extra * V * t if extra is not None else c * V * inputs.seq_len)
+        ref = c * V * t + (extra * V * t if extra is not None else c * V * (t // max(1, inputs.batch_size
+                                                                                      * inputs.sequences_per_example)))
         moment = dict(loss_moment)
         moment["transient"] = moment.get("transient", 0.0) + ref
         out.append(("reference forward", moment))

@@ -62,6 +62,15 @@ def _bool(extra: Any, key: str) -> bool | None:
     return v if isinstance(v, bool) else None
 
 
+def _vllm_mode(extra: Any) -> str | None:
+    """``vllm_mode`` as written; ``"unknown"`` when the dialect could not decide it."""
+    s = extra.get("vllm_mode")
+    if isinstance(s, Setting) and not s.known:
+        return "unknown"
+    v = _v(extra, "vllm_mode")
+    return v if isinstance(v, str) else None
+
+
 def plan_for_setup(setup: TrainingSetup, extra: Any, method: str, batch_size: int, seq_len: int,
                    framework: str) -> TrainerPlan:
     """The trainer plan of ``setup`` (:func:`lintlora.estimate.trainers.resolve`)."""
@@ -80,9 +89,9 @@ def plan_for_setup(setup: TrainingSetup, extra: Any, method: str, batch_size: in
         precompute_ref_log_probs=_bool(extra, "precompute_ref_log_probs"),
         ref_model=_bool(extra, "ref_model"), beta=_float(extra, "beta"),
         max_prompt_length=_int(extra, "max_prompt_length"),
-        max_completion_length=_int(extra, "max_completion_length"),
+        max_completion_length=_int(extra, "max_completion_length") or _int(extra, "response_length"),
         num_generations=_int(extra, "num_generations"), steps_per_generation=steps,
-        use_vllm=_bool(extra, "use_vllm"), vllm_mode=_v(extra, "vllm_mode"),
+        use_vllm=_bool(extra, "use_vllm"), vllm_mode=_vllm_mode(extra),
         vllm_gpu_memory_utilization=_float(extra, "vllm_gpu_memory_utilization"),
         reward_model=reward if isinstance(reward, str) else None,
         value_head_on_policy=framework == "llama-factory", framework=framework)
@@ -93,10 +102,11 @@ def apply_plan(inputs: Any, plan: TrainerPlan, extra: Any, notes: list[str] | No
     is prompt + completion (the plan's notes say how each was found), so an assumed
     ``max_seq_length`` no longer applies: its note is dropped from ``notes``."""
     assumed = inputs.assumed
-    if spec_of(plan.trainer).generates and "seq_len" in assumed:
+    if spec_of(plan.trainer).generates:
         assumed = tuple(a for a in assumed if a != "seq_len")
         if notes is not None:
-            notes[:] = [n for n in notes if not n.startswith("sequence length unknown")]
+            notes[:] = [n for n in notes if not n.startswith(("sequence length unknown", "sequences taken as padded",
+                                                              "max_seq_length not set"))]
     return replace(
         inputs, assumed=assumed, trainer=plan.trainer, sequences_per_example=plan.sequences_per_example,
         seq_len=int(plan.seq_len or inputs.seq_len), reference_model=plan.reference_model,

@@ -76,6 +76,12 @@ def axolotl_rl(doc: ConfigDoc) -> dict[str, Setting]:
         _put(extra, name, doc.setting(f"trl.{name}", as_count))
     _put(extra, "use_vllm", doc.setting("trl.use_vllm", as_bool))
     mode = doc.setting("trl.vllm_mode", as_str)
+    use = extra.get("use_vllm")
+    if mode is None and use is not None and use.is_(True):
+        # axolotl passes no vllm_mode then: trl 1.8 (axolotl's pin) defaults to colocate, while
+        # axolotl's docs (docs/grpo.qmd) launch a server (axolotl vllm-serve) for such configs
+        mode = Setting(None, Origin.UNKNOWN, use.span, use.key_span,
+                       "trl.vllm_mode not set: trl's default is colocate, axolotl's docs start a vLLM server", None)
     _put(extra, "vllm_mode", mode)
     if mode is not None and mode.is_("colocate"):
         _put(extra, "vllm_gpu_memory_utilization", doc.setting("vllm.gpu_memory_utilization", as_float)
