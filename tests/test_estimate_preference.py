@@ -231,3 +231,19 @@ def test_ref_model_flag(tmp_path):
     assert with_ref["breakdown"]["weights"] == 2 * lora["breakdown"]["weights"]
     none = _flags(*base, "--method", "full", "--no-ref-model")
     assert none["inputs"]["reference_model"] is False and none["inputs"]["reference_forward"] is False
+
+
+def test_liger_dpo_never_materialises_the_reference_logits(tmp_path):
+    # DPOConfig(use_liger_kernel=True): trl's _compute_loss_liger runs policy and reference
+    # through the fused linear + DPO loss, so neither logits tensor exists whole
+    plain = _estimate(SAME / "trl_dpo.py")
+    liger = _estimate(_variant(tmp_path, SAME / "trl_dpo.py", "liger.py",
+                               ("    optim=\"adamw_torch\",\n", "    optim=\"adamw_torch\",\n    use_liger_kernel=True,\n")))
+    assert liger["inputs"]["liger"] is True
+    t = B * 2 * S
+    assert plain["peak_phase"] == "reference forward"
+    assert plain["breakdown"]["transient"] == 2 * V * t + 2 * V * S
+    # with Liger the reference forward holds a fused kernel's 0.5 B per token·vocab (not the
+    # 2 B logits): the top layer's recompute is the peak now
+    assert liger["peak_phase"] == "recompute"
+    assert liger["device_bytes"] < plain["device_bytes"]

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+from lintlora.estimate.profiles import LOSS_K
+
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.estimate.architecture import Architecture
     from lintlora.estimate.memory import EstimateInputs
@@ -89,8 +91,13 @@ def extra_phases(arch: "Architecture", inputs: "EstimateInputs", loss_moment: di
     t = loss_tokens(inputs)
     if inputs.reference_forward:
         extra = REF_LOGITS_EXTRA.get(inputs.framework)
-        ref = c * V * t + (extra * V * t if extra is not None else c * V * (t // max(1, inputs.batch_size
-                                                                                      * inputs.sequences_per_example)))
+        if inputs.liger or inputs.loss_impl == "fused":
+            # trl's Liger losses run the reference through the fused linear + loss kernel too
+            # (dpo_trainer.py _compute_loss_liger): chunks of logits, never the whole tensor
+            ref = LOSS_K["fused"] * V * t
+        else:
+            ref = c * V * t + (extra * V * t if extra is not None else
+                               c * V * (t // max(1, inputs.batch_size * inputs.sequences_per_example)))
         moment = dict(loss_moment)
         moment["transient"] = moment.get("transient", 0.0) + ref
         out.append(("reference forward", moment))

@@ -147,5 +147,5 @@ def default_length(key: str, setup: TrainingSetup, assumed: list[str], notes: li
     assumed.remove("seq_len")
     notes[:] = [n for n in notes if not n.startswith("sequence length unknown")]
     notes.append(f"max_length not set: trl's default {DPO_MAX_LENGTH} tokens per sequence "
-                 "(DPOConfig/KTOConfig/RewardConfig/ORPOConfig/CPOConfig, trl >= 0.12)")
+                 "(DPOConfig/KTOConfig/RewardConfig/ORPOConfig/CPOConfig, trl >= 0.14)")
     return DPO_MAX_LENGTH

@@ -16,9 +16,9 @@ Every rule below is read from the trainers' source; ``TRL`` is huggingface/trl @
   ``DataCollatorForPreference``: ``prompts = [...] * 2``, ``torch.cat(pad([chosen_ids,
   rejected_ids]))``, then truncated to ``max_length``; ``trl/trainer/reward_trainer.py``
   collator ``input_ids = chosen_ids + rejected_ids``). So 2 sequences per example of at most
-  ``max_length`` tokens (DPOConfig/KTOConfig/RewardConfig ``max_length = 1024``). trl 0.x
-  releases cut the prompt at ``max_prompt_length`` (512) and the whole at ``max_length``: the
-  same bound. IPO is DPOTrainer with ``loss_type="ipo"``; SimPO is CPOTrainer with
+  ``max_length`` tokens (DPOConfig/KTOConfig/RewardConfig ``max_length = 1024``; DPOConfig's
+  since v0.14.0, ``None`` before). trl 0.14-0.x releases cut the prompt at ``max_prompt_length``
+  (512) and the whole at ``max_length``: the same bound. IPO is DPOTrainer with ``loss_type="ipo"``; SimPO is CPOTrainer with
   ``loss_type="simpo"`` (axolotl ``src/axolotl/core/builders/rl.py`` @ 067b021c8b87).
 - **Reference model** (DPO, IPO, KTO; GRPO and RLOO when ``beta != 0``; PPO): none extra with a
   peft adapter (the adapter is disabled for the reference forward: ``use_adapter(model, None)``),
@@ -40,8 +40,9 @@ Every rule below is read from the trainers' source; ``TRL`` is huggingface/trl @
   with ``model.generate`` (``torch.no_grad()``, a KV cache), then trained on in slices of
   ``per_device_train_batch_size`` over prompt + completion tokens. Defaults: GRPOConfig
   ``num_generations = 8``, ``max_completion_length = 256`` (v0.14.0 to v1.9.0; 512 on the
-  1.10 development line), ``max_prompt_length = 512`` (v0.14.0 to v0.28; removed in v0.29,
-  prompts are then not truncated), ``beta = 0.0`` since v0.20.0 (0.04 before); RLOOConfig
+  1.10 development line), ``max_prompt_length = 512`` (v0.14.0 to v0.25; ``None`` in v0.26
+  and v0.27, removed in v0.28: prompts are then not truncated), ``beta = 0.0`` since v0.19.0
+  (0.04 before); RLOOConfig
   ``num_generations = 2``, ``beta = 0.05``. ``use_vllm=True`` generates in vLLM instead:
   ``vllm_mode="server"`` on another GPU, ``"colocate"`` in this process with
   ``vllm_gpu_memory_utilization`` (0.3) of this GPU.
@@ -68,7 +69,7 @@ __all__ = ["TRAINERS", "TrainerSpec", "TrainerPlan", "spec_of", "resolve", "TRL_
 TRL = "trl @ f2cd57710ae3 (1.10.0.dev0)"
 
 # DPOConfig / KTOConfig / RewardConfig / ORPOConfig / CPOConfig max_length (trl/trainer/
-# dpo_config.py, kto_config.py, reward_config.py @ f2cd57710ae3; 1024 since trl 0.12)
+# dpo_config.py, kto_config.py, reward_config.py @ f2cd57710ae3; DPOConfig's since trl v0.14.0)
 DPO_MAX_LENGTH = 1024
 
 
@@ -126,7 +127,7 @@ TRL_CLASSES: dict[str, str] = {
 # local_batch_size = per_device_train_batch_size × gradient_accumulation_steps
 PPO_RESPONSE_LENGTH = 53
 PPO_ROLLOUT_CHUNK = 64
-# GRPOConfig defaults (trl/trainer/grpo_config.py, v0.20.0 .. v1.9.0; see the module docstring)
+# GRPOConfig defaults (trl/trainer/grpo_config.py, v0.19.0 .. v1.9.0; see the module docstring)
 GRPO_DEFAULTS = {"num_generations": 8, "max_completion_length": 256, "max_prompt_length": 512,
                  "beta": 0.0, "vllm_gpu_memory_utilization": 0.3}
 # RLOOConfig defaults (trl/trainer/rloo_config.py @ f2cd57710ae3)
@@ -223,7 +224,7 @@ def resolve(trainer: str, *, peft: bool, batch_size: int, seq_len: int,
         c = max_completion_length if max_completion_length else c_default
         if not max_prompt_length:
             notes.append(f"prompt length not set: {p} tokens assumed (max_prompt_length's default in trl "
-                         "0.14-0.28; later releases do not truncate prompts)")
+                         "0.14-0.25; later releases do not truncate prompts)")
         if not max_completion_length:
             notes.append(f"response_length not set: trl PPOConfig's default {c}" if spec.key == "ppo" else
                          f"max_completion_length not set: trl's default {c} (v0.14-v1.9; 512 on 1.10.dev)")
