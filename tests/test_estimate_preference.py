@@ -247,3 +247,12 @@ def test_liger_dpo_never_materialises_the_reference_logits(tmp_path):
     # 2 B logits): the top layer's recompute is the peak now
     assert liger["peak_phase"] == "recompute"
     assert liger["device_bytes"] < plain["device_bytes"]
+
+
+def test_trainer_flag_on_a_file_prices_the_file_as_that_trainer(tmp_path):
+    # an SFT script asked as DPO (--trainer dpo) is priced like the DPO script of the same run
+    sft = _variant(tmp_path, SAME / "trl_dpo.py", "sft.py", ("DPOConfig", "SFTConfig"), ("DPOTrainer", "SFTTrainer"))
+    asked = _estimate(sft, "--trainer", "dpo")
+    dpo = _estimate(SAME / "trl_dpo.py")
+    assert asked["inputs"]["trainer"] == "dpo"
+    assert asked["breakdown"] == dpo["breakdown"]
