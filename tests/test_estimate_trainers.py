@@ -84,8 +84,16 @@ def test_dpo_runs_chosen_and_rejected_together(tmp_path):
     orpo = _estimate(_script(tmp_path, "ORPOTrainer", "ORPOConfig"))
     assert sft["inputs"]["sequences_per_example"] == 1
     assert dpo["inputs"]["sequences_per_example"] == orpo["inputs"]["sequences_per_example"] == 2
-    assert dpo["breakdown"]["activations"] + dpo["breakdown"]["logits"] == pytest.approx(
-        2 * (sft["breakdown"]["activations"] + sft["breakdown"]["logits"]), rel=1e-6)
+    # chosen and rejected: twice SFT's saved activations; the loss buffers are trl's
+    # selective_log_softmax on bf16 logits (6 B per token·vocab, against transformers' 12 B
+    # cross-entropy) over the doubled batch, and the reference forward's bf16 logits (2 B per
+    # token·vocab) plus one sequence's log_softmax row coexist with them
+    V, tokens = 32_000, 2 * 2 * 1024
+    assert dpo["breakdown"]["activations"] == 2 * sft["breakdown"]["activations"]
+    assert sft["breakdown"]["logits"] == 12 * V * 2 * 1024
+    assert dpo["breakdown"]["logits"] == 6 * V * tokens
+    assert dpo["peak_phase"] == "reference forward"
+    assert dpo["breakdown"]["transient"] == 2 * V * tokens + 2 * V * 1024
     assert dpo["device_bytes"] > sft["device_bytes"]
     # peft: the adapter-disabled policy is the reference, no second copy
     assert dpo["inputs"]["reference_model"] is False

@@ -14,8 +14,9 @@ from dataclasses import replace
 import click
 
 from lintlora.argv import PathsFirstCommand
-from lintlora.estimate.knob_flags import apply_knobs, knob_options, versions_from_flags
 from lintlora.cli_numbers import BoundedInt, FiniteFloatRange
+from lintlora.estimate.knob_flags import apply_knobs, knob_options, versions_from_flags
+from lintlora.estimate.trainer_flags import apply_trainer_flags, trainer_options
 from lintlora.limits import (MAX_BATCH_SIZE, MAX_LORA_RANK, MAX_NUMBER_CHARS, MAX_PARAMS,
                              MAX_SEQ_LEN, MAX_TOKENS)
 
@@ -283,14 +284,20 @@ def _render_text(report: dict, console) -> None:
 @click.option("--list-gpus", "list_gpus", is_flag=True,
               help="list the GPU catalog (names for --gpu, memory, bf16) and exit")
 @knob_options
+@trainer_options
 def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len, gpu, gpu_memory, rank,
                  targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, quant_flag, double_quant,
-                 quant_bits, quant_group_size, modules_to_save, fmt, list_gpus, **knobs):
+                 quant_bits, quant_group_size, modules_to_save, fmt, list_gpus, **flags):
     """Estimate peak GPU memory and training time for FILE or for the flags given.
 
     Exit status: 0 when the estimate fits the GPU (also "tight", and with no GPU named: no
     verdict), 1 when it does not fit (any setup of FILE), 2 for a usage error (an unknown model,
     GPU or option value, a file with no training setup)."""
+    # the two flag groups' keyword arguments: the trainer's (trainer_flags.trainer_options) and
+    # the framework knobs' (knob_flags.knob_options)
+    trainer_flags = {k: flags.pop(k) for k in ("trainer", "max_prompt_length", "max_completion_length",
+                                               "num_generations", "precompute_ref_log_probs", "ref_model")}
+    knobs = flags
     if list_gpus:
         _print_gpus(fmt)
         return
@@ -390,6 +397,11 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                     changes["gradient_checkpointing"] = gradient_checkpointing
                 if attn:
                     changes["attn_implementation"] = attn
+                if trainer_flags.get("trainer"):
+                    # --trainer on a file: the file's run priced as that trainer (its own trainer
+                    # settings are replaced by the flags')
+                    inputs = apply_trainer_flags(replace(inputs, seq_len=int(changes.get("seq_len", inputs.seq_len))),
+                                                 notes, **trainer_flags)
                 if changes:
                     notes.append("command-line flags override the file: " + ", ".join(
                         f"{k}={getattr(v, 'label', v)}" for k, v in changes.items()))
@@ -465,6 +477,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
 
                 notes.append(bnb_note(versions, fw))
             inputs = apply_knobs(inputs, knobs, notes, flags_only=True)
+            inputs = apply_trainer_flags(inputs, notes, **trainer_flags)
             est = estimate_memory(inputs, arch, get_profile(fw), assumptions=notes,
                                   gpu=g.name if g else None, gpu_memory_bytes=mem)
             reports.append(build_report(est, arch, g, n_tokens))

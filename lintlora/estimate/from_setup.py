@@ -14,6 +14,7 @@ from lintlora.estimate.bounds import MAX_BATCH, MAX_LORA_R, MAX_SEQ_LEN, beyond_
 from lintlora.estimate.memory import EstimateInputs, MemoryEstimate, estimate_memory
 from lintlora.estimate.params import NoDefaultTargetsError, resolve_targets
 from lintlora.estimate.profiles import get_profile
+from lintlora.estimate.trainer_setup import apply_plan, default_length, plan_for_setup, trainer_key
 from lintlora.training_setup import Origin, Setting, TrainingSetup
 
 __all__ = ["estimate_setup", "inputs_from_setup"]
@@ -404,7 +405,9 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
     kbit = setup.has_call("prepare_model_for_kbit_training") and q in ("nf4", "fp4", "int8")
     liger = bool(_val(g("training.use_liger_kernel")))
     loss_impl = _loss_impl(extra, fw, notes)
-    seqs, reference = _preference_trainer(setup, extra, method, notes)
+    # preference/RL trainers (lintlora.estimate.trainers): a paired trainer's default length
+    trainer = trainer_key(extra)
+    sl = default_length(trainer, setup, assumed, notes) or sl
     inputs = EstimateInputs(
         method=method, batch_size=int(bs), seq_len=int(sl), gradient_checkpointing=bool(gc),
         quant=q, double_quant=double, quant_compute_dtype=qcompute, weight_dtype=weight,
@@ -413,11 +416,14 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
         target_parameters=tparams,
         attn_implementation=attn, kbit_upcast=kbit, liger=liger, master_fp32=master,
         framework=fw, checkpoint_offload=offload, assumed=tuple(assumed), loss_impl=loss_impl,
-        sequences_per_example=seqs, reference_model=reference, stored_quant=sq,
+        stored_quant=sq,
         assumed_versions=tuple(assumed_versions),
         bnb_saves_input=q in ("nf4", "fp4") and _versions.bnb_saves_input(assumed_versions),
         torchao_unchunked=q == "torchao-nf4" and _versions.torchao_unchunked(assumed_versions),
     )
+    plan = plan_for_setup(setup, extra, method, int(bs), int(sl), fw)
+    notes.extend(plan.notes)
+    inputs = apply_plan(inputs, plan, extra, notes)
     if kbit:
         notes.append("prepare_model_for_kbit_training() up-casts the non-quantized weights "
                      "(embeddings, norms, lm_head) to float32, and with them the residual stream, the MLP "
@@ -465,53 +471,6 @@ def _loss_impl(extra: Any, fw: str, notes: list[str]) -> str | None:
         notes.append("cut_cross_entropy: the loss is computed without materialising the logits")
         return "fused"
     return None
-
-
-# trl trainers whose forward runs the chosen and the rejected completion of each example
-# together, concatenated along the batch (trl trainer/dpo_trainer.py concatenated_inputs /
-# concatenated_forward: torch.cat((chosen, rejected), dim=0); orpo_trainer.py and cpo_trainer.py
-# likewise). KTOTrainer runs one completion per example (its KL completions under no_grad).
-_PAIRED_TRAINERS = ("trl.DPOTrainer", "trl.ORPOTrainer", "trl.CPOTrainer")
-# trl trainers that keep a reference model: DPOTrainer and KTOTrainer use the adapter-disabled
-# policy when the model is a peft model, none when precompute_ref_log_probs=True, and otherwise
-# a second, frozen copy of the model (trl dpo_trainer.py / kto_trainer.py __init__:
-# ``if ref_model: ... elif self.is_peft_model or args.precompute_ref_log_probs: self.ref_model =
-# None else: create_reference_model(model)``; newer releases load it with create_model_from_path).
-_REFERENCE_TRAINERS = ("trl.DPOTrainer", "trl.KTOTrainer")
-
-
-def _preference_trainer(setup: TrainingSetup, extra: Any, method: str, notes: list[str]) -> tuple[int, bool]:
-    """(sequences per example, a frozen reference copy of the weights) for the trainer class the
-    Python extractor recorded (``training.extra["trainer_class"]``); ``(1, False)`` otherwise."""
-    tc = extra.get("trainer_class")
-    name = _val(tc) if tc is not None else None
-    if not isinstance(name, str):
-        paired = extra.get("paired_forward")  # a YAML dialect's preference stage (axolotl rl:,
-        if paired is not None and paired.is_(True):  # LLaMA-Factory stage:)
-            notes.append(f"{paired.source or 'a preference trainer'} runs each example's chosen and rejected "
-                         "completions in one forward (concatenated along the batch): 2 sequences per example")
-            return 2, False
-        return 1, False
-    short = name.rsplit(".", 1)[-1]
-    seqs = 1
-    if name in _PAIRED_TRAINERS:
-        seqs = 2
-        notes.append(f"{short} runs each example's chosen and rejected completions in one forward "
-                     "(concatenated along the batch): 2 sequences per example, max_length each")
-    reference = False
-    if name in _REFERENCE_TRAINERS:
-        pre_set = extra.get("precompute_ref_log_probs")
-        pre = _val(pre_set) if pre_set is not None else None
-        if method != "full":
-            notes.append(f"{short}: the reference model is the policy with its adapter disabled (no second copy; "
-                         "a ref_model passed to the trainer would add its own weights)")
-        elif pre is True:
-            notes.append(f"{short}: precompute_ref_log_probs=True, so no reference model is kept during training")
-        else:
-            reference = True
-            notes.append(f"{short} without peft: a frozen reference copy of the model is kept on the GPU "
-                         "(set precompute_ref_log_probs=True, or train an adapter, to avoid it)")
-    return seqs, reference
 
 
 def _from_tokenizer(setup: TrainingSetup, sl_set: Setting) -> bool:

@@ -41,6 +41,7 @@ from lintlora.estimate.architecture import Architecture
 from lintlora.estimate.params import AdaptedModule, TrainableCount, count_trainable
 from lintlora.estimate.paged import is_paged, paged_state_elements
 from lintlora.estimate.profiles import LOSS_K, Profile, get_profile
+from lintlora.estimate.rl import extra_phases, loss_tokens, value_model_bytes, vllm_reserved_bytes
 
 __all__ = [
     "EstimateInputs",
@@ -147,6 +148,17 @@ class EstimateInputs:
             the layer saves fewer activations (:func:`lintlora.estimate.framework_terms.compiled_parts`).
         assumed_versions: ``((package, release), ...)`` given with ``--assume-version``
             (:mod:`lintlora.estimate.versions`; absent packages take its defaults).
+        trainer: ``--trainer`` key (:data:`lintlora.estimate.trainers.TRAINERS`); the fields
+            below are set from it by :func:`lintlora.estimate.trainers.resolve`.
+        num_generations, max_completion_length, max_prompt_length: GRPO/RLOO/PPO generation
+            shape (``seq_len`` is then prompt + completion).
+        generation_batch_size: completions ``model.generate`` runs at once per device (a
+            generation phase, :func:`lintlora.estimate.rl.extra_phases`); ``None``: none here.
+        reference_forward: a no-grad reference forward runs after the policy's (its logits
+            coexist with the policy's saved activations).
+        reward_model, value_model: PPO's frozen reward model and trained value model copies.
+        vllm_gpu_memory_utilization: vLLM colocated in this process reserves this share of
+            the GPU's memory.
         assumed: names of the fields above whose value was assumed, not read from the file or
             given as a flag (``"seq_len"``, ``"batch_size"``, ``"optim"``...): the fit list
             (:mod:`~lintlora.estimate.fit`) does not propose changing a value nobody chose.
@@ -184,6 +196,15 @@ class EstimateInputs:
     activation_offload: bool = False
     compile: bool = False
     assumed_versions: tuple[tuple[str, str], ...] = ()
+    trainer: str = "sft"
+    num_generations: int | None = None
+    max_completion_length: int | None = None
+    max_prompt_length: int | None = None
+    generation_batch_size: int | None = None
+    reference_forward: bool = False
+    reward_model: bool = False
+    value_model: bool = False
+    vllm_gpu_memory_utilization: float | None = None
     assumed: tuple[str, ...] = ()
     stored_quant: Any = None
 
@@ -792,12 +813,15 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         if trainable.unmatched:
             notes.append(unmatched_note(arch, trainable))
     weights, wdesc = _weights(arch, inputs, profile, trainable)
-    if inputs.reference_model:
-        # a frozen copy of the model as loaded (16-bit or quantized, never the fp32 masters)
+    frozen_copies = int(inputs.reference_model) + int(inputs.reward_model)
+    if frozen_copies:
+        # a frozen copy of the model as loaded (16-bit or quantized, never the fp32 masters):
+        # the reference model and PPO's reward model (lintlora.estimate.trainers)
         ref, rdesc = _weights(arch, replace(inputs, master_fp32=False, compute_dtype=inputs.weight_dtype,
                                             method="lora" if full else inputs.method), profile, trainable)
-        weights += ref
-        wdesc += f"; + a frozen reference model: {rdesc}"
+        weights += frozen_copies * ref
+        wdesc += (f"; + a frozen reference model: {rdesc}" if inputs.reference_model else "") + \
+                 (f"; + a frozen reward model: {rdesc}" if inputs.reward_model else "")
 
     # trainable parameters, their gradients and optimizer states
     if full:
@@ -837,10 +861,17 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
                          "unified memory (bitsandbytes get_paged: cudaMallocManaged, for tensors of 1e5 elements or "
                          "more), outside PyTorch's allocator: not in allocated/reserved, and paged out to CPU RAM "
                          "when the GPU is full, so not in what must fit (nvidia-smi shows them while there is room)")
+
+    if inputs.value_model:
+        vw, vg, vo, vdesc = value_model_bytes(arch, inputs, lambda o, b: optimizer_bytes_per_param(
+            o, b, profile.optimizer_state_follows_param))
+        weights, grads, opt = weights + vw, grads + vg, opt + vo
+        wdesc += f"; + {vdesc}"
+
     act = activation_breakdown(arch, inputs, profile, trainable)
     t = inputs.tokens
     L = arch.num_hidden_layers
-    logits = act.logits_per_token * t
+    logits = act.logits_per_token * loss_tokens(inputs)  # GRPO/RLOO: the completions' (rl.py)
     bw_temp = act.backward_temp_per_token * t
     # one dequantized weight (the largest block matrix) exists at a time in 4/8-bit matmuls
     dequant = 0.0
@@ -910,6 +941,9 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
                                             "logits": arch.vocab_size * min(LOSS_K["chunked"], act.logits_per_token
                                                                             / max(1, arch.vocab_size)) * t,
                                             "transient": head_dequant}))
+    # preference/RL phases: the reference forward on top of the loss moment, the generation
+    # phase (lintlora.estimate.rl)
+    phases.extend(extra_phases(arch, inputs, phases[0][1], persistent_grads))
     # (c) the optimizer step: activations freed, every trainable gradient present, and the
     # step's temporaries ~ one gradient-sized buffer (foreach AdamW, torch/optim/adamw.py
     # _multi_tensor_adamw)
@@ -935,6 +969,8 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         "transient": int(moment["transient"]),
         "framework": int(framework),
     }
+    if moment.get("kv_cache"):
+        breakdown_alloc["kv_cache"] = int(moment["kv_cache"])
     # load phase: P = max(P_load, P_train). The caching allocator keeps what the load phase
     # reserved (it never returns memory to the driver without torch.cuda.empty_cache()), and the
     # training step reuses those blocks, so the larger of the two peaks is what the counters show.
@@ -953,6 +989,14 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         notes.append(f"load phase: {load_desc}; peak {load_alloc / 2**30:.2f} GiB allocated, below the "
                      "training step's")
     allocated, reserved, device, breakdown = _counters(breakdown_alloc, profile)
+    vllm = vllm_reserved_bytes(inputs, gpu_memory_bytes)
+    if vllm:
+        # vLLM colocated: its own share of the GPU, beside the training process's blocks
+        allocated, reserved, device = allocated + vllm, reserved + vllm, device + vllm
+        breakdown["vllm_reserved"] = vllm
+    if phase == "generation":
+        notes.append(f"peak in the generation phase: KV cache {breakdown.get('kv_cache', 0) / 2**30:.2f} GiB for "
+                     f"{inputs.generation_batch_size} completions × {inputs.seq_len} tokens")
 
     notes.append(f"framework profile: {profile.name}")
     notes.append(f"weights: {wdesc}")

@@ -47,6 +47,13 @@ LOSS_K: dict[str, float] = {
     # chunk's fp32 log-softmax output, like "chunked". 0.5: the top of the notes' range, not
     # fitted (only bound rows, the Unsloth context table, use it).
     "fused": 0.5,
+    # trl's preference/RL trainers on 16-bit logits (trl/trainer/utils.py selective_log_softmax
+    # @ f2cd57710ae3: one row's log_softmax at a time, each row's output saved for backward):
+    # logits 2 + saved log_softmax rows 2 + the logits gradient 2 at the start of backward = 6
+    # (lintlora.estimate.trainers; the reference logits are lintlora.estimate.rl's)
+    "trl-logps": 6.0,
+    # a sequence-classification head (reward models: hidden × 1): no vocabulary logits
+    "none": 0.0,
 }
 
 

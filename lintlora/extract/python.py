@@ -932,8 +932,14 @@ class _Extractor(SectionBuilders):
             # the trainer class, for the estimator (DPO/ORPO/CPO run chosen and rejected together)
             from dataclasses import replace as _replace
 
-            training = _replace(training, extra={**training.extra, "trainer_class": Setting(
-                trainer_canon, Origin.LITERAL, self.span(rec.node.func))})
+            more = {"trainer_class": Setting(trainer_canon, Origin.LITERAL, self.span(rec.node.func))}
+            rv = args.get("ref_model")
+            if rv is not None and not (isinstance(rv[0], Const) and rv[0].value is None):
+                # a reference model passed to the trainer (DPOTrainer(model, ref_model, ...)):
+                # trl keeps it as the reference, a second model on the GPU
+                more["ref_model"] = Setting(True, Origin.LITERAL, self.span(rv[2] or rv[1]), self.span(rv[1]) if rv[1] is not None else None,
+                                            "ref_model passed to the trainer", None)
+            training = _replace(training, extra={**training.extra, **more})
         anchor = self.span(rec.node)
         # a trainer's own peft_config= wrap belongs to its setup only (two trainers, one file)
         calls = tuple(c for c in calls if c.kind != "trainer_peft_config" or c.span == anchor)

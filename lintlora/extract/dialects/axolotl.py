@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lintlora.extract.dialects._rl import axolotl_rl
 from lintlora.extract.dialects._base import (
     BadValue,
     ConfigDoc,
@@ -367,9 +368,7 @@ def _training(doc: ConfigDoc) -> tuple[TrainingArgs, list[Evidence]]:
         s = doc.setting(key)
         if s is not None:
             extra[key] = s
-    paired = _paired_forward(doc)
-    if paired is not None:
-        extra["paired_forward"] = paired
+    extra.update(axolotl_rl(doc))  # rl: dpo|ipo|orpo|kto|simpo|grpo (dialects/_rl.py)
     tf32 = tf32_setting(doc)  # passed to TrainingArguments: src/axolotl/core/builders/base.py
     if tf32 is not None:
         extra["tf32"] = tf32
@@ -436,22 +435,3 @@ def _fsdp(v: Any) -> Any:
     if isinstance(v, str):
         return v.strip()
     raise BadValue(v)
-
-
-
-# rl: values whose trainer runs the chosen and the rejected completion of each example in one
-# forward, concatenated along the batch: dpo/ipo -> AxolotlDPOTrainer (a trl DPOTrainer), orpo ->
-# AxolotlORPOTrainer (trl ORPOTrainer), simpo -> AxolotlCPOTrainer (trl CPOTrainer)
-# (axolotl src/axolotl/core/builders/rl.py @ 067b021c8b87, _get_trainer_cls); kto runs one.
-_PAIRED_RL = {"dpo": "DPOTrainer", "ipo": "DPOTrainer", "orpo": "ORPOTrainer", "simpo": "CPOTrainer"}
-
-
-def _paired_forward(doc: ConfigDoc) -> Setting | None:
-    """``True`` (at the ``rl`` key) when the config's preference trainer runs chosen and rejected
-    together; ``None`` otherwise."""
-    rl = doc.setting("rl", as_str)
-    value = rl.value.strip().lower() if rl is not None and rl.known and isinstance(rl.value, str) else None
-    if value not in _PAIRED_RL:
-        return None
-    return Setting(True, Origin.LITERAL, rl.span, rl.key_span,
-                   f"rl: {value} (axolotl's {_PAIRED_RL[value]}, a trl trainer)", "rl")

@@ -66,6 +66,7 @@ from lintlora.extract.dialects._base import (
     default,
     derived,
 )
+from lintlora.extract.dialects._rl import llama_factory_rl
 from lintlora.extract.dialects.hf_args import tf32_setting, training_arguments
 from lintlora.training_setup import (
     Evidence,
@@ -222,10 +223,9 @@ def build(doc: ConfigDoc) -> TrainingSetup:
     extra: dict[str, Setting] = {"stage": stage}
     # stage dpo (CustomDPOTrainer, a trl DPOTrainer) and rm (PairwiseTrainer) feed each example's
     # chosen and rejected completions as one batch (PairwiseDataCollatorWithPadding; dpo/trainer.py
-    # concatenated_forward: batch_size = input_ids.size(0) // 2), LLaMA-Factory @ ff6d4d12eeb0
-    if stage.origin is Origin.LITERAL and stage.value in ("dpo", "rm"):
-        extra["paired_forward"] = Setting(True, Origin.LITERAL, stage.span, stage.key_span,
-                                          f"stage: {stage.value} (LLaMA-Factory's pairwise trainer)", "stage")
+    # concatenated_forward: batch_size = input_ids.size(0) // 2), LLaMA-Factory @ ff6d4d12eeb0;
+    # kto and ppo: dialects/_rl.py
+    extra.update(llama_factory_rl(doc, stage))
     if unsloth_gc is not None:
         extra["use_unsloth_gc"] = unsloth_gc
         if unsloth_gc.is_(True) and gc.is_(True):
