@@ -248,7 +248,9 @@ def _render_text(report: dict, console) -> None:
 @click.option("--batch-size", type=BoundedInt(min=1, max=MAX_BATCH_SIZE), default=None,
               help="sequences per micro-batch")
 @click.option("--seq-len", type=BoundedInt(min=1, max=MAX_SEQ_LEN), default=None,
-              help="tokens per sequence")
+              help="tokens per sequence (an encoder-decoder's source length)")
+@click.option("--target-seq-len", type=BoundedInt(min=1, max=MAX_SEQ_LEN), default=None,
+              help="decoder (target) tokens per sequence of an encoder-decoder model (T5, BART)")
 @click.option("--gpu", help="GPU name (rtx4090, a100-80gb, 'NVIDIA GeForce RTX 3090')")
 @click.option("--gpu-memory", help="usable GPU memory (24GiB, at most 1 PiB), overriding the catalog")
 @click.option("--rank", type=BoundedInt(min=1, max=MAX_LORA_RANK), default=None,
@@ -265,8 +267,8 @@ def _render_text(report: dict, console) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.option("--list-gpus", "list_gpus", is_flag=True,
               help="list the GPU catalog (names for --gpu, memory, bf16) and exit")
-def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len, gpu, gpu_memory, rank,
-                 targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, fmt, list_gpus):
+def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len, target_seq_len, gpu, gpu_memory,
+                 rank, targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, fmt, list_gpus):
     """Estimate peak GPU memory and training time for FILE or for the flags given.
 
     Exit status: 0 when the estimate fits the GPU (also "tight", and with no GPU named: no
@@ -346,6 +348,8 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                     changes["batch_size"] = batch_size
                 if seq_len:
                     changes["seq_len"] = seq_len
+                if target_seq_len:
+                    changes["target_seq_len"] = target_seq_len
                 if rank:
                     changes["lora_r"] = rank
                 if target_value is not None:
@@ -362,6 +366,8 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                     notes.append("command-line flags override the file: " + ", ".join(f"{k}={v}" for k, v in changes.items()))
                     changes["assumed"] = tuple(a for a in inputs.assumed if a not in changes)
                     inputs = replace(inputs, **changes)
+                if target_seq_len and not arch.is_encoder_decoder:
+                    notes.append(f"--target-seq-len ignored: {arch.name} is a decoder-only model")
                 est = estimate_memory(inputs, arch, get_profile(inputs.framework), assumptions=notes,
                                       gpu=g.name if g else None, gpu_memory_bytes=mem)
                 reports.append(build_report(est, arch, g, n_tokens, setup.dialect, setup=setup))
@@ -377,6 +383,8 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 notes.append("--batch-size not given: assumed 1")
             if seq_len is None:
                 notes.append("--seq-len not given: assumed 512")
+            if target_seq_len and not arch.is_encoder_decoder:
+                notes.append(f"--target-seq-len ignored: {arch.name} is a decoder-only model")
             fw = framework or "transformers"
             # QLoRA through HF: prepare_model_for_kbit_training is assumed, and it turns checkpointing
             # on unless told otherwise (peft src/peft/utils/other.py, use_gradient_checkpointing=True);
@@ -407,7 +415,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 quant=quant, double_quant=quant is not None,
                 lora_r=rank or 8, lora_dropout=dropout if dropout is not None else 0.0,
                 target_modules=target_value, optim=optim or "adamw_torch",
-                attn_implementation=attn or "sdpa", kbit_upcast=kbit, framework=fw,
+                attn_implementation=attn or "sdpa", kbit_upcast=kbit, framework=fw, target_seq_len=target_seq_len,
                 assumed=tuple(k for k, v in given.items() if v is None))
             if kbit:
                 notes.append("qlora: NF4 with double quantization, bf16 compute, prepare_model_for_kbit_training "

@@ -344,6 +344,9 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
     liger = bool(_val(g("training.use_liger_kernel")))
     loss_impl = _loss_impl(extra, fw, notes)
     seqs, reference = _preference_trainer(setup, extra, method, notes)
+    from lintlora.estimate.seq2seq import target_length_from_setup  # encoder-decoder models
+
+    target = target_length_from_setup(setup, arch, notes, MAX_SEQ_LEN)
     inputs = EstimateInputs(
         method=method, batch_size=int(bs), seq_len=int(sl), gradient_checkpointing=bool(gc),
         quant=q, double_quant=double, quant_compute_dtype=qcompute, weight_dtype=weight,
@@ -351,7 +354,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture) -> tuple[Estimat
         target_modules=target_value, modules_to_save=tuple(mts), use_dora=dora, optim=optim,
         attn_implementation=attn, kbit_upcast=kbit, liger=liger, master_fp32=master,
         framework=fw, checkpoint_offload=offload, assumed=tuple(assumed), loss_impl=loss_impl,
-        sequences_per_example=seqs, reference_model=reference,
+        sequences_per_example=seqs, reference_model=reference, target_seq_len=target,
     )
     if kbit:
         notes.append("prepare_model_for_kbit_training() up-casts the non-quantized weights "

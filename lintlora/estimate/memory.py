@@ -127,6 +127,10 @@ class EstimateInputs:
         reference_model: a frozen second copy of the weights is resident (trl DPO/KTO without
             peft and without ``precompute_ref_log_probs``); its no-grad forward runs before the
             policy's and frees its activations, so only its weights are counted.
+        target_seq_len: decoder (target) tokens per sequence of an encoder-decoder model (T5,
+            BART; ``seq_len`` is then the encoder's source length); ``None``: unknown, taken as
+            ``seq_len`` and said so (:mod:`lintlora.estimate.seq2seq`). Ignored for decoder-only
+            models.
         assumed: names of the fields above whose value was assumed, not read from the file or
             given as a flag (``"seq_len"``, ``"batch_size"``, ``"optim"``...): the fit list
             (:mod:`~lintlora.estimate.fit`) does not propose changing a value nobody chose.
@@ -159,6 +163,7 @@ class EstimateInputs:
     torchao_unchunked: bool = False
     sequences_per_example: int = 1
     reference_model: bool = False
+    target_seq_len: int | None = None
     assumed: tuple[str, ...] = ()
 
     @property
@@ -774,6 +779,20 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     L = arch.num_hidden_layers
     logits = act.logits_per_token * t
     bw_temp = act.backward_temp_per_token * t
+    # saved activations: every layer's (no checkpointing), the checkpointed inputs, one layer
+    all_layers = L * act.per_token_layer * t
+    ckpt_inputs = L * act.checkpoint_per_token_layer * t
+    one_layer = act.per_token_layer * t
+    s2s = None
+    if arch.is_encoder_decoder:
+        # encoder over seq_len, decoder over target_seq_len, cross-attention, logits over the
+        # decoder only (lintlora/estimate/seq2seq.py)
+        from lintlora.estimate.seq2seq import seq2seq_activations
+
+        s2s = seq2seq_activations(arch, inputs, profile, act.logits_per_token / max(1, arch.vocab_size))
+        all_layers, ckpt_inputs, one_layer = s2s.all_layers, s2s.checkpointed, s2s.one_layer
+        logits, bw_temp = s2s.logits, s2s.backward_temp
+        weights += s2s.extra_weight_bytes
     # one dequantized weight (the largest block matrix) exists at a time in 4/8-bit matmuls
     dequant = 0.0
     head_dequant = 0.0
@@ -800,23 +819,23 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     persistent_grads = 0.0 if full else grads
     phases: list[tuple[str, dict[str, float]]] = []
     if inputs.gradient_checkpointing:
-        saved = 0.0 if (inputs.checkpoint_offload or profile.offload_checkpoints) else L * act.checkpoint_per_token_layer * t
+        saved = 0.0 if (inputs.checkpoint_offload or profile.offload_checkpoints) else ckpt_inputs
         # (a) the loss: checkpointed layer inputs and the loss buffers;
         phases.append(("loss", {"gradients": persistent_grads, "activations": saved, "logits": logits,
                                 "transient": dequant}))
         # (b) the top layer recomputed during its backward (loss buffers freed), with its
         # backward temporaries
         phases.append(("recompute", {"gradients": persistent_grads + lm_head_grads,
-                                     "activations": saved + act.per_token_layer * t,
+                                     "activations": saved + one_layer,
                                      "logits": 0.0, "transient": bw_temp + dequant}))
     else:
         # (a) the start of backward: every layer's saved activations and the loss buffers;
-        phases.append(("backward start", {"gradients": persistent_grads, "activations": L * act.per_token_layer * t,
+        phases.append(("backward start", {"gradients": persistent_grads, "activations": all_layers,
                                           "logits": logits, "transient": dequant}))
         # (b) the top layer's backward (loss buffers freed): all saved activations still
         # there plus that layer's backward temporaries
         phases.append(("layer backward", {"gradients": persistent_grads + lm_head_grads,
-                                          "activations": L * act.per_token_layer * t,
+                                          "activations": all_layers,
                                           "logits": 0.0, "transient": bw_temp + dequant}))
     if head_dequant:
         # the output layer's backward: every layer's activations (or checkpointed inputs), the
@@ -868,12 +887,15 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     if not full and trainable is not None:
         notes.append(f"trainable: {_trainable_text(trainable, pb, sb, inputs)} + as many bytes of gradients; "
                      f"optimizer {odesc}")
-    notes.append(f"activations: {act.per_token_layer:,.0f} B per token per layer "
-                 f"({', '.join(f'{k} {v:,.0f}' for k, v in act.parts.items() if v)}) × {t:,} tokens"
-                 + (f" (checkpointing: {L} layer inputs of {act.checkpoint_per_token_layer:.0f} B/token + one layer recomputed)"
-                    if inputs.gradient_checkpointing else f" × {L} layers"))
-    notes.append(f"loss buffers: vocab {arch.vocab_size:,} × {act.logits_per_token / max(1, arch.vocab_size):.1f} B per token "
-                 f"({'liger fused' if inputs.liger else inputs.loss_impl or profile.loss})")
+    if s2s is not None:
+        notes.extend(s2s.notes)
+    else:
+        notes.append(f"activations: {act.per_token_layer:,.0f} B per token per layer "
+                     f"({', '.join(f'{k} {v:,.0f}' for k, v in act.parts.items() if v)}) × {t:,} tokens"
+                     + (f" (checkpointing: {L} layer inputs of {act.checkpoint_per_token_layer:.0f} B/token + one layer "
+                        "recomputed)" if inputs.gradient_checkpointing else f" × {L} layers"))
+        notes.append(f"loss buffers: vocab {arch.vocab_size:,} × {act.logits_per_token / max(1, arch.vocab_size):.1f} B "
+                     f"per token ({'liger fused' if inputs.liger else inputs.loss_impl or profile.loss})")
     notes.append(f"reserved = allocated × {profile.reserved_ratio} (caching-allocator slack); "
                  f"device = reserved + {profile.cuda_context_bytes / 1e6:.0f} MB CUDA context")
     return MemoryEstimate(
