@@ -17,14 +17,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lintlora.estimate.architecture import catalog, from_hf_config, resolve_architecture
+from lintlora.estimate.architecture import from_hf_config, resolve_architecture
 from lintlora.estimate.memory import EstimateInputs, estimate_memory
 from lintlora.estimate.params import count_trainable
 from lintlora.estimate.profiles import get_profile
 from lintlora.estimate.seq2seq import seq2seq_activations
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "estimate" / "seq2seq"
-SEQ2SEQ = [a for a in catalog() if a.is_encoder_decoder]
 NAMED = ["google-t5/t5-small", "t5-base", "t5-large", "t5-3b", "t5-11b",
          "google/flan-t5-small", "google/flan-t5-base", "google/flan-t5-large", "google/flan-t5-xl",
          "google/flan-t5-xxl", "google/t5-v1_1-large", "google/mt5-small", "google/mt5-base", "google/mt5-large",

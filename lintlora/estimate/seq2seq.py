@@ -519,6 +519,9 @@ def seq2seq_activations(arch: "Architecture", inputs: "EstimateInputs", profile:
                         if per_layer_const else "")
                      + ("; their gradients and optimizer states are counted in the 16-bit dtype (fp32 in fact)"
                         if full else ""))
+    if inputs.kbit_upcast:
+        notes.append("prepare_model_for_kbit_training's fp32 up-cast of norms and embeddings is not modelled for "
+                     "encoder-decoders: the stream is priced in the compute dtype (a lower bound there)")
     lora_txt = ", ".join(f"{'encoder' if s == 0 else 'decoder'} {r} {n:g}/block"
                          for (s, r), n in sorted(counts.items()))
     notes.append(f"encoder-decoder: {Le} encoder blocks over {S} source tokens ({enc_tok:,.0f} B/token/block), "
