@@ -142,6 +142,27 @@ def layer_terms(v: Variant, stack: str, batch: int = 2, src: int = 64, tgt: int 
             "per_token_at_n": one / tokens, "constant": 2 * one - two}
 
 
+def predicted(v: Variant, stack: str, batch: int = 2, src: int = 64, tgt: int = 32) -> float:
+    """Bytes one layer keeps per :mod:`lintlora.estimate.seq2seq` under the CPU's autocast policy
+    (``cuda=False``), at the lengths of :func:`layer_terms`' first point: per-token parts times
+    the tokens, plus the per-layer constant (autocast's copies of fp32 ``wo`` and adapters)."""
+    from lintlora.estimate.architecture import from_hf_config
+    from lintlora.estimate.memory import EstimateInputs
+    from lintlora.estimate.profiles import get_profile
+    from lintlora.estimate.seq2seq import seq2seq_activations
+
+    spec = dict(FAMILIES[v.family], num_layers=2, num_decoder_layers=2, encoder_layers=2, decoder_layers=2)
+    arch = from_hf_config(spec, name=f"tiny-{v.family}", source="bench")
+    inputs = EstimateInputs(method="lora", batch_size=batch, seq_len=src, target_seq_len=tgt, lora_r=8,
+                            lora_dropout=v.lora_dropout, attn_implementation=v.attn, compute_dtype=v.dtype,
+                            weight_dtype=v.dtype)
+    act = seq2seq_activations(arch, inputs, get_profile("transformers"), 12.0, cuda=False)
+    const = act.per_layer_constant / 4  # 2 encoder + 2 decoder layers
+    if stack == "encoder":
+        return act.encoder_per_token * batch * src + const
+    return (act.decoder_per_token * tgt + act.decoder_per_source_token * src) * batch + const
+
+
 VARIANTS = [
     Variant("t5-gated", "bfloat16", "eager", 0.1),
     Variant("t5-gated", "bfloat16", "sdpa", 0.1),
@@ -158,9 +179,11 @@ def run(variants=VARIANTS, batch: int = 2, src: int = 64, tgt: int = 32) -> list
     for v in variants:
         for stack in ("encoder", "decoder"):
             m = layer_terms(v, stack, batch, src, tgt)
+            p = predicted(v, stack, batch, src, tgt)
             rows.append({"family": v.family, "dtype": v.dtype, "attn": v.attn,
                          "lora_dropout": v.lora_dropout, "stack": stack, "batch": batch, "src": src,
-                         "tgt": tgt, **m})
+                         "tgt": tgt, **m, "predicted": p,
+                         "error_pct": 100.0 * (p - m["bytes_at_n"]) / m["bytes_at_n"]})
     return rows
 
 
@@ -184,7 +207,8 @@ def main() -> None:
     for r in rows:
         print(f"{r['family']:9} {r['dtype']:8} {r['attn']:5} drop {r['lora_dropout']:.2f} {r['stack']:7} "
               f"layer bytes {r['bytes_at_n']:10.0f} / {r['bytes_at_2n']:10.0f} (2n); "
-              f"{r['per_token_at_n']:8.1f} B/token; constant {r['constant']:9.0f}")
+              f"{r['per_token_at_n']:8.1f} B/token; constant {r['constant']:9.0f}; "
+              f"model {r['predicted']:10.0f} ({r['error_pct']:+.1f}%)")
 
 
 if __name__ == "__main__":
