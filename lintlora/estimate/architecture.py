@@ -34,7 +34,10 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.estimate.seq2seq import Seq2SeqFacts
 
 __all__ = [
     "Architecture",
@@ -160,6 +163,10 @@ class Architecture:
             ``total_params``, not in the block shapes.
         residual_streams: copies of the hidden state a block passes on (Gemma-3n's AltUp:
             ``altup_num_inputs``; 1 otherwise): what a checkpointed block input holds.
+        encoder_decoder: the encoder-decoder facts (T5, mT5, BART: decoder depth, feed-forward
+            kind, position tables; :class:`lintlora.estimate.seq2seq.Seq2SeqFacts`), ``None``
+            for a decoder-only model. For an encoder-decoder ``num_hidden_layers`` is the
+            encoder's depth, ``layer_path`` and :meth:`block_linears` the decoder's block.
     """
 
     name: str
@@ -202,6 +209,7 @@ class Architecture:
     shared_expert_intermediate_size: int = 0
     frozen_tower_params: int = 0
     residual_streams: int = 1
+    encoder_decoder: "Seq2SeqFacts | None" = field(default=None, repr=False)
 
     # ---- derived shapes ----------------------------------------------------------------------
     @property
@@ -213,6 +221,20 @@ class Architecture:
     def kv_width(self) -> int:
         """Width of each of the key and value projections: KV heads × head_dim (GQA/MQA)."""
         return self.num_key_value_heads * self.head_dim
+
+    @property
+    def is_encoder_decoder(self) -> bool:
+        """Whether the model has an encoder and a decoder stack (T5, mT5, BART)."""
+        return self.encoder_decoder is not None
+
+    def layer_stacks(self) -> tuple[tuple[str, int, tuple[LinearShape, ...]], ...]:
+        """``((layer_path, layers, block linears), ...)``: one stack for a decoder-only model,
+        the encoder's and the decoder's for an encoder-decoder (:mod:`.seq2seq`)."""
+        if self.encoder_decoder is not None:
+            from lintlora.estimate.seq2seq import stack_linears
+
+            return stack_linears(self)
+        return ((self.layer_path, self.num_hidden_layers, self.block_linears()),)
 
     @property
     def is_moe(self) -> bool:
@@ -228,8 +250,12 @@ class Architecture:
         (h → 2I); plain MLPs: (h → I), (I → h); MoE experts repeat per expert, the router is
         (h → experts). An architecture with its own layout (``block_shapes``) returns those;
         for models with dense layers among MoE ones this is the MoE block
-        (:meth:`layer_linears` gives each block's own).
+        (:meth:`layer_linears` gives each block's own). For an encoder-decoder, the decoder
+        block's linears (self-attention, cross-attention, feed-forward): every leaf name the
+        model has.
         """
+        if self.encoder_decoder is not None:
+            return self.layer_stacks()[-1][2]
         return self.block_shapes or _block_linears(self)
 
     def layer_linears(self, layer: int) -> tuple[LinearShape, ...]:
@@ -246,6 +272,9 @@ class Architecture:
         modules; the 3-D expert parameters of gpt-oss, Llama-4 and GraniteMoE stay 16-bit)."""
         def linear(shapes: tuple[LinearShape, ...]) -> int:
             return sum(s.params for s in shapes if not s.parameter)
+
+        if self.encoder_decoder is not None:  # both stacks, all nn.Linear
+            return self.block_linear_params
 
         if self.dense_shapes and self.dense_layers:
             dense = sum(1 for i in self.dense_layers if 0 <= i < self.num_hidden_layers)
@@ -301,6 +330,8 @@ class Architecture:
     @property
     def block_linear_params(self) -> int:
         """Elements in the linear layers of all blocks: what 4/8-bit quantization compresses."""
+        if self.encoder_decoder is not None:  # the encoder's and the decoder's stacks
+            return sum(n * sum(s.params for s in shapes) for _p, n, shapes in self.layer_stacks())
         if self.dense_shapes and self.dense_layers:
             dense = sum(1 for i in self.dense_layers if 0 <= i < self.num_hidden_layers)
             return ((self.num_hidden_layers - dense) * sum(s.params for s in self.block_linears())
@@ -312,6 +343,10 @@ class Architecture:
         """Parameter count: the catalog's figure when present, else embeddings + blocks + norms."""
         if self.params_total:
             return self.params_total
+        if self.encoder_decoder is not None:
+            from lintlora.estimate.seq2seq import total_params
+
+            return total_params(self)
         norms = (self.num_hidden_layers * self.norms_per_layer + 1) * self.hidden_size
         return (self.embedding_params + self.lm_head_params + self.block_linear_params + norms
                 + self.frozen_tower_params)
@@ -391,6 +426,9 @@ def _from_record(rec: dict[str, Any]) -> Architecture:
     inter = int(moe.get("expert_intermediate_size") or moe.get("moe_intermediate_size")
                 or rec["intermediate_size"])
     tie = rec.get("tie_word_embeddings")
+    from lintlora.estimate.seq2seq import facts_from_record
+
+    enc_dec = facts_from_record(rec)
     arch = Architecture(
         name=rec["name"],
         hf_id=rec["hf_id"],
@@ -425,6 +463,7 @@ def _from_record(rec: dict[str, Any]) -> Architecture:
         attention_bias=bool(rec.get("attention_bias")),
         aliases=tuple(rec.get("aliases", ())),
         stored_quant=_stored_quant(rec.get("quantization_config"), f"catalog record {rec['hf_id']}"),
+        encoder_decoder=enc_dec,
     )
     arch = _layout(arch, rec)
     if tie is None and arch.params_total:
@@ -698,8 +737,10 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
         cfg = {**cfg, "intermediate_size": max(sizes), "_intermediate_sizes": sizes}
     get = cfg.get
     h = count(("hidden_size", "n_embd", "d_model"))
-    L = count(("num_hidden_layers", "n_layer", "num_layers"))
-    a = count(("num_attention_heads", "n_head", "num_heads"))
+    # T5Config: num_layers, num_heads, d_kv, d_ff; BartConfig: encoder_layers,
+    # encoder_attention_heads, encoder_ffn_dim (the encoder's; the decoder's: lintlora/estimate/seq2seq.py)
+    L = count(("num_hidden_layers", "n_layer", "num_layers", "encoder_layers"))
+    a = count(("num_attention_heads", "n_head", "num_heads", "encoder_attention_heads"))
     if not (h and L and a):
         raise UnknownModelError(
             f"{source}: not a decoder config lintlora can read (needs hidden_size, "
@@ -716,10 +757,10 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
     if kv > a:
         raise UnknownModelError(f"{source}: `num_key_value_heads` ({kv}) is larger than "
                                 f"`num_attention_heads` ({a})")
-    head_dim = count(("head_dim", "kv_channels")) or h // a
+    head_dim = count(("head_dim", "kv_channels", "d_kv")) or h // a
     moe_n = count(("num_local_experts", "num_experts", "n_routed_experts"), 0)
     inter = count(("moe_intermediate_size",), hi_field="intermediate_size") if moe_n else None
-    inter = inter or count(("intermediate_size", "ffn_hidden_size", "n_inner")) or 4 * h
+    inter = inter or count(("intermediate_size", "ffn_hidden_size", "n_inner", "d_ff", "encoder_ffn_dim")) or 4 * h
     act = get("hidden_act") or get("activation_function") or "silu"
     act = act if isinstance(act, str) and len(act) <= 64 else "silu"
     gated = model_type not in ("gpt2", "gpt_neox", "falcon", "bloom", "opt", "phi", "gptj", "starcoder2", "qwen") \
@@ -730,8 +771,8 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
     tie = get("tie_word_embeddings")
     tie = tie if isinstance(tie, bool) else None
     if tie is None and model_type in ("gpt2", "gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n",
-                                      "gemma3n_text", "opt", "bloom"):
-        tie = True
+                                      "gemma3n_text", "opt", "bloom", "t5", "bart"):
+        tie = True  # T5Config / BartConfig: PretrainedConfig's tie_word_embeddings=True
     per_tok = count(("num_experts_per_tok",), 0)
     if per_tok > max(moe_n, 1):
         raise UnknownModelError(f"{source}: `num_experts_per_tok` ({per_tok}) is larger than "
@@ -746,8 +787,8 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
                                     hidden_size=h, num_hidden_layers=L, num_attention_heads=a,
                                     num_key_value_heads=kv, head_dim=head_dim,
                                     intermediate_size=inter, vocab_size=vocab)
-    arch = replace(
-        base, name=name, hf_id=name, source=source, model_type=model_type, hidden_size=h,
+    fields = dict(
+        name=name, hf_id=name, source=source, model_type=model_type, hidden_size=h,
         num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=kv, head_dim=head_dim,
         intermediate_size=inter, vocab_size=vocab, tie_word_embeddings=tie,
         mlp_kind="gated" if gated else "plain", attention_modules=attn_mods, mlp_modules=mlp_mods,
@@ -756,7 +797,26 @@ def from_hf_config(cfg: dict[str, Any], *, name: str, source: str) -> Architectu
         max_position_embeddings=context,
         rough=False, aliases=(), stored_quant=stored, block_shapes=(), dense_layers=(), dense_shapes=(),
         shared_expert_intermediate_size=0, frozen_tower_params=0, residual_streams=1)
-    return _layout(arch, cfg, record=False)
+    fields.update(_seq2seq_fields(cfg, model_type, L, count))
+    return _layout(replace(base, **fields), cfg, record=False)
+
+
+def _seq2seq_fields(cfg: dict[str, Any], model_type: str, layers: int, count: Any) -> dict[str, Any]:
+    """The :class:`Architecture` fields of a T5/mT5/BART ``config.json`` (encoder-decoder facts,
+    module paths; :mod:`lintlora.estimate.seq2seq`), ``{"encoder_decoder": None}`` otherwise."""
+    from lintlora.estimate.seq2seq import SEQ2SEQ_MODEL_TYPES, facts_from_hf_config
+
+    if model_type not in SEQ2SEQ_MODEL_TYPES:
+        return {"encoder_decoder": None}
+    facts = facts_from_hf_config(cfg, model_type, layers, count)
+    t5 = facts.family == "t5"
+    return {"encoder_decoder": facts, "mlp_kind": "gated" if facts.ffn == "gated-gelu" else "plain",
+            "embedding_name": "shared" if t5 else "model.shared", "lm_head_name": "lm_head",
+            "layer_path": facts.decoder_layer_path, "norm": "rmsnorm" if t5 else "layernorm",
+            "attention_modules": ("q", "k", "v", "o") if t5 else ("q_proj", "k_proj", "v_proj", "out_proj"),
+            "mlp_modules": (("wi_0", "wi_1", "wo") if facts.ffn == "gated-gelu" else ("wi", "wo")) if t5
+            else ("fc1", "fc2"),
+            "peft_default_targets": ("q", "v") if t5 else ("q_proj", "v_proj")}
 
 
 FIELD_RANGES: dict[str, tuple[int, int]] = {

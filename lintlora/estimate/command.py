@@ -256,7 +256,9 @@ def _render_text(report: dict, console) -> None:
 @click.option("--batch-size", type=BoundedInt(min=1, max=MAX_BATCH_SIZE), default=None,
               help="sequences per micro-batch")
 @click.option("--seq-len", type=BoundedInt(min=1, max=MAX_SEQ_LEN), default=None,
-              help="tokens per sequence")
+              help="tokens per sequence (an encoder-decoder's source length)")
+@click.option("--target-seq-len", type=BoundedInt(min=1, max=MAX_SEQ_LEN), default=None,
+              help="decoder (target) tokens per sequence of an encoder-decoder model (T5, BART)")
 @click.option("--gpu", help="GPU name (rtx4090, a100-80gb, 'NVIDIA GeForce RTX 3090')")
 @click.option("--gpu-memory", help="usable GPU memory (24GiB, at most 1 PiB), overriding the catalog")
 @click.option("--rank", type=BoundedInt(min=1, max=MAX_LORA_RANK), default=None,
@@ -285,8 +287,8 @@ def _render_text(report: dict, console) -> None:
               help="list the GPU catalog (names for --gpu, memory, bf16) and exit")
 @knob_options
 @trainer_options
-def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len, gpu, gpu_memory, rank,
-                 targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, quant_flag, double_quant,
+def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len, target_seq_len, gpu, gpu_memory,
+                 rank, targets, dropout, optim, gradient_checkpointing, attn, framework, tokens, quant_flag, double_quant,
                  quant_bits, quant_group_size, modules_to_save, fmt, list_gpus, **flags):
     """Estimate peak GPU memory and training time for FILE or for the flags given.
 
@@ -385,6 +387,8 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                     changes["batch_size"] = batch_size
                 if seq_len:
                     changes["seq_len"] = seq_len
+                if target_seq_len:
+                    changes["target_seq_len"] = target_seq_len
                 if rank:
                     changes["lora_r"] = rank
                 if target_value is not None:
@@ -408,6 +412,8 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                     changes["assumed"] = tuple(a for a in inputs.assumed if a not in changes)
                     inputs = replace(inputs, **changes)
                 inputs = apply_knobs(inputs, knobs, notes, flags_only=False)
+                if target_seq_len and not arch.is_encoder_decoder:
+                    notes.append(f"--target-seq-len ignored: {arch.name} is a decoder-only model")
                 est = estimate_memory(inputs, arch, get_profile(inputs.framework), assumptions=notes,
                                       gpu=g.name if g else None, gpu_memory_bytes=mem)
                 reports.append(build_report(est, arch, g, n_tokens, setup.dialect, setup=setup))
@@ -423,6 +429,8 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 notes.append("--batch-size not given: assumed 1")
             if seq_len is None:
                 notes.append("--seq-len not given: assumed 512")
+            if target_seq_len and not arch.is_encoder_decoder:
+                notes.append(f"--target-seq-len ignored: {arch.name} is a decoder-only model")
             fw = framework or "transformers"
             quant, stored, dq, qnotes = _flag_quant(arch, g, m, quant_flag, quant_bits, quant_group_size, double_quant)
             notes.extend(qnotes)
@@ -464,7 +472,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 modules_to_save=mts_value or (),
                 lora_r=rank or 8, lora_dropout=dropout if dropout is not None else 0.0,
                 target_modules=target_value, optim=optim or "adamw_torch",
-                attn_implementation=attn or "sdpa", kbit_upcast=kbit, framework=fw,
+                attn_implementation=attn or "sdpa", kbit_upcast=kbit, framework=fw, target_seq_len=target_seq_len,
                 assumed=tuple(k for k, v in given.items() if v is None))
             if kbit:
                 notes.append(f"qlora: {quant.upper()}{' with double quantization' if dq else ''}, bf16 compute, "

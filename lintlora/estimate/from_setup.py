@@ -408,6 +408,9 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
     # preference/RL trainers (lintlora.estimate.trainers): a paired trainer's default length
     trainer = trainer_key(extra)
     sl = default_length(trainer, setup, assumed, notes) or sl
+    from lintlora.estimate.seq2seq import target_length_from_setup  # encoder-decoder models
+
+    target = target_length_from_setup(setup, arch, notes, MAX_SEQ_LEN)
     inputs = EstimateInputs(
         method=method, batch_size=int(bs), seq_len=int(sl), gradient_checkpointing=bool(gc),
         quant=q, double_quant=double, quant_compute_dtype=qcompute, weight_dtype=weight,
@@ -420,6 +423,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
         assumed_versions=tuple(assumed_versions),
         bnb_saves_input=q in ("nf4", "fp4") and _versions.bnb_saves_input(assumed_versions),
         torchao_unchunked=q == "torchao-nf4" and _versions.torchao_unchunked(assumed_versions),
+        target_seq_len=target,
     )
     plan = plan_for_setup(setup, extra, method, int(bs), int(sl), fw)
     notes.extend(plan.notes)

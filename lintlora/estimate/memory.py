@@ -159,6 +159,10 @@ class EstimateInputs:
         reward_model, value_model: PPO's frozen reward model and trained value model copies.
         vllm_gpu_memory_utilization: vLLM colocated in this process reserves this share of
             the GPU's memory.
+        target_seq_len: decoder (target) tokens per sequence of an encoder-decoder model (T5,
+            BART; ``seq_len`` is then the encoder's source length); ``None``: unknown, taken as
+            ``seq_len`` and said so (:mod:`lintlora.estimate.seq2seq`). Ignored for decoder-only
+            models.
         assumed: names of the fields above whose value was assumed, not read from the file or
             given as a flag (``"seq_len"``, ``"batch_size"``, ``"optim"``...): the fit list
             (:mod:`~lintlora.estimate.fit`) does not propose changing a value nobody chose.
@@ -205,6 +209,7 @@ class EstimateInputs:
     reward_model: bool = False
     value_model: bool = False
     vllm_gpu_memory_utilization: float | None = None
+    target_seq_len: int | None = None
     assumed: tuple[str, ...] = ()
     stored_quant: Any = None
 
@@ -873,6 +878,20 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     L = arch.num_hidden_layers
     logits = act.logits_per_token * loss_tokens(inputs)  # GRPO/RLOO: the completions' (rl.py)
     bw_temp = act.backward_temp_per_token * t
+    # saved activations: every layer's (no checkpointing), the checkpointed inputs, one layer
+    all_layers = L * act.per_token_layer * t
+    ckpt_inputs = L * act.checkpoint_per_token_layer * t
+    one_layer = act.per_token_layer * t
+    s2s = None
+    if arch.is_encoder_decoder:
+        # encoder over seq_len, decoder over target_seq_len, cross-attention, logits over the
+        # decoder only (lintlora/estimate/seq2seq.py)
+        from lintlora.estimate.seq2seq import seq2seq_activations
+
+        s2s = seq2seq_activations(arch, inputs, profile, act.logits_per_token / max(1, arch.vocab_size))
+        all_layers, ckpt_inputs, one_layer = s2s.all_layers, s2s.checkpointed, s2s.one_layer
+        logits, bw_temp = s2s.logits, s2s.backward_temp
+        weights += s2s.extra_weight_bytes
     # one dequantized weight (the largest block matrix) exists at a time in 4/8-bit matmuls
     dequant = 0.0
     head_dequant = 0.0
@@ -914,23 +933,23 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         # checkpointed layer inputs when checkpointing is on), as Unsloth's offloaded checkpointing
         # does with the layer inputs: only the layer whose backward runs is brought back
         offloaded = inputs.checkpoint_offload or profile.offload_checkpoints or inputs.activation_offload
-        saved = 0.0 if offloaded else L * act.checkpoint_per_token_layer * t
+        saved = 0.0 if offloaded else ckpt_inputs
         # (a) the loss: checkpointed layer inputs and the loss buffers;
         phases.append(("loss", {"gradients": persistent_grads, "activations": saved, "logits": logits,
                                 "transient": dequant}))
         # (b) the top layer recomputed during its backward (loss buffers freed), with its
         # backward temporaries
         phases.append(("recompute", {"gradients": persistent_grads + lm_head_grads,
-                                     "activations": saved + act.per_token_layer * t,
+                                     "activations": saved + one_layer,
                                      "logits": 0.0, "transient": bw_temp + dequant + in_bwd}))
     else:
         # (a) the start of backward: every layer's saved activations and the loss buffers;
-        phases.append(("backward start", {"gradients": persistent_grads, "activations": L * act.per_token_layer * t,
+        phases.append(("backward start", {"gradients": persistent_grads, "activations": all_layers,
                                           "logits": logits, "transient": dequant}))
         # (b) the top layer's backward (loss buffers freed): all saved activations still
         # there plus that layer's backward temporaries
         phases.append(("layer backward", {"gradients": persistent_grads + lm_head_grads,
-                                          "activations": L * act.per_token_layer * t,
+                                          "activations": all_layers,
                                           "logits": 0.0, "transient": bw_temp + dequant + in_bwd}))
     if head_dequant:
         # the output layer's backward: every layer's activations (or checkpointed inputs), the
@@ -1003,16 +1022,19 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     if not full and trainable is not None:
         notes.append(f"trainable: {_trainable_text(trainable, pb, sb, inputs)} + as many bytes of gradients; "
                      f"optimizer {odesc}")
-    notes.append(f"activations: {act.per_token_layer:,.0f} B per token per layer "
-                 f"({', '.join(f'{k} {v:,.0f}' for k, v in act.parts.items() if v)}) × {t:,} tokens"
-                 + (" (activation offloading: saved tensors on the CPU, one layer brought back for its backward)"
-                    if inputs.activation_offload else
-                    " (checkpointing: layer inputs offloaded to the CPU, one layer recomputed on the GPU)"
-                    if inputs.gradient_checkpointing and (inputs.checkpoint_offload or profile.offload_checkpoints) else
-                    f" (checkpointing: {L} layer inputs of {act.checkpoint_per_token_layer:.0f} B/token + one layer recomputed)"
-                    if inputs.gradient_checkpointing else f" × {L} layers"))
-    notes.append(f"loss buffers: vocab {arch.vocab_size:,} × {act.logits_per_token / max(1, arch.vocab_size):.1f} B per token "
-                 f"({inputs.loss_impl or ('liger fused' if inputs.liger else profile.loss)})")
+    if s2s is not None:
+        notes.extend(s2s.notes)
+    else:
+        notes.append(f"activations: {act.per_token_layer:,.0f} B per token per layer "
+                     f"({', '.join(f'{k} {v:,.0f}' for k, v in act.parts.items() if v)}) × {t:,} tokens"
+                     + (" (activation offloading: saved tensors on the CPU, one layer brought back for its backward)"
+                        if inputs.activation_offload else
+                        " (checkpointing: layer inputs offloaded to the CPU, one layer recomputed on the GPU)"
+                        if inputs.gradient_checkpointing and (inputs.checkpoint_offload or profile.offload_checkpoints) else
+                        f" (checkpointing: {L} layer inputs of {act.checkpoint_per_token_layer:.0f} B/token + one layer recomputed)"
+                        if inputs.gradient_checkpointing else f" × {L} layers"))
+        notes.append(f"loss buffers: vocab {arch.vocab_size:,} × {act.logits_per_token / max(1, arch.vocab_size):.1f} B per token "
+                     f"({inputs.loss_impl or ('liger fused' if inputs.liger else profile.loss)})")
     notes.append(f"reserved = allocated × {profile.reserved_ratio} (caching-allocator slack); "
                  f"device = reserved + {profile.cuda_context_bytes / 1e6:.0f} MB CUDA context")
     return MemoryEstimate(

@@ -137,15 +137,26 @@ def _modules(arch: Architecture) -> list[_Module]:
     for path in arch.extra_embedding_names:  # learned position embeddings (GPT-2 wpe, OPT)
         mods.append(_Module(path, path.rsplit(".", 1)[-1], "embedding",
                             int(arch.max_position_embeddings or 0), arch.hidden_size, False))
-    for i in range(arch.num_hidden_layers):
-        for shape in arch.layer_linears(i):  # computed, not stored (dense blocks of MoE models)
-            if shape.parameter:  # one tensor for all experts: reached by target_parameters only
-                mods.append(_Module(arch.module_path(i, shape), shape.name, shape.role,
-                                    shape.d_in, shape.d_out, False, True, shape.count))
-                continue
-            for e in range(shape.count):
-                path = arch.module_path(i, shape, e)
-                mods.append(_Module(path, shape.name, shape.role, shape.d_in, shape.d_out, True))
+    if arch.encoder_decoder is not None:
+        # the same shapes for every block of a stack (computed, not stored): an encoder's and a
+        # decoder's (lintlora/estimate/seq2seq.py)
+        for layer_path, layers, shapes in arch.layer_stacks():
+            for i in range(layers):
+                base = layer_path.format(i=i) + "."
+                for shape in shapes:
+                    for e in range(shape.count):
+                        mods.append(_Module(base + shape.path.format(e=e), shape.name, shape.role,
+                                            shape.d_in, shape.d_out, True))
+    else:
+        for i in range(arch.num_hidden_layers):
+            for shape in arch.layer_linears(i):  # computed, not stored (dense blocks of MoE models)
+                if shape.parameter:  # one tensor for all experts: reached by target_parameters only
+                    mods.append(_Module(arch.module_path(i, shape), shape.name, shape.role,
+                                        shape.d_in, shape.d_out, False, True, shape.count))
+                    continue
+                for e in range(shape.count):
+                    path = arch.module_path(i, shape, e)
+                    mods.append(_Module(path, shape.name, shape.role, shape.d_in, shape.d_out, True))
     if not arch.tie_word_embeddings:
         mods.append(_Module(arch.lm_head_name, arch.lm_head_name.rsplit(".", 1)[-1], "lm_head",
                             arch.hidden_size, arch.vocab_size, True))

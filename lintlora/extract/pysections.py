@@ -200,6 +200,7 @@ class SectionBuilders:
                 section = dataclasses.replace(section, **changes)
         if trainer_canon not in ("trl.SFTTrainer",) and not (section.max_seq_length.known):
             section = self.with_tokenizer_length(section)
+        section = self.with_target_length(section)
         if trainer_canon == "trl.SFTTrainer":
             msl = section.max_seq_length
             if (msl.known and msl.value is None) or (
@@ -293,17 +294,39 @@ class SectionBuilders:
         return dataclasses.replace(section, max_seq_length=Setting(
             best.value, best.origin, best.span, best.key_span, source, best.expr))
 
+    def with_target_length(self, section: TrainingArgs) -> TrainingArgs:
+        """Record the labels' truncation length (:mod:`lintlora.extract.pytargets`) as
+        ``extra["target_seq_len"]``: the longest of the target tokenizer calls, unknown when
+        one is unresolved."""
+        import dataclasses
+
+        from lintlora.extract.pytargets import TARGET_KEY
+
+        self.truncation_lengths()
+        found = self.__dict__.get("_target_lengths") or []
+        if not found or TARGET_KEY in section.extra:
+            return section
+        known = [st for st in found if st.known and isinstance(st.value, int) and not isinstance(st.value, bool)]
+        pick = max(known, key=lambda st: st.value) if len(known) == len(found) else next(
+            st for st in found if st not in known)
+        return dataclasses.replace(section, extra={**section.extra, TARGET_KEY: pick})
+
     def truncation_lengths(self) -> list[Setting]:
         """The truncation lengths the file's data pipeline names (for
         :meth:`with_tokenizer_length`): each tokenizer call's ``max_length=`` (a tokenizer's
         ``model_max_length=``), else each ``max_seq_length=``/``seq_length=`` given to any
         call. The same for every setup of the file, so found once per file."""
+        import dataclasses
+
         import libcst as cst
 
         cached = self.__dict__.get("_truncation_lengths")
         if cached is not None:
             return cached
+        from lintlora.extract.pytargets import target_kind
+
         found: list[Setting] = []
+        targets: list[Setting] = []  # the labels' tokenizer calls (seq2seq): the decoder length
         for rec in self.index.calls:
             func = rec.node.func
             name = (func.value if type(func) is cst.Name else
@@ -322,7 +345,14 @@ class SectionBuilders:
                 if a.keyword is not None and a.keyword.value == keyword:
                     v = self.r.ev(a.value, self.r.env_for(rec), rec.order)
                     st = self.setting(v, a.keyword, a.value, "max_seq_length")
-                    found.append(st)
+                    kind = target_kind(self, rec, a.value) if keyword == "max_length" else None
+                    if kind is not None:
+                        how = ("text_target=" if kind == "text_target"
+                               else "its length's name (a guess by name)")
+                        targets.append(dataclasses.replace(
+                            st, source=f"the labels' tokenizer call (read as targets from {how})"))
+                    else:
+                        found.append(st)
         if not found:
             # a dataset builder told the length: build_dataset(..., max_seq_length=N),
             # ConstantLengthDataset(..., seq_length=N)
@@ -332,7 +362,12 @@ class SectionBuilders:
                                                                      "seq_length"):
                         v = self.r.ev(a.value, self.r.env_for(rec), rec.order)
                         found.append(self.setting(v, a.keyword, a.value, "max_seq_length"))
+        if targets and not found and not any(t.source and "text_target" in t.source for t in targets):
+            # only lengths named like targets, none passed as text_target: a decoder-only
+            # script's one truncation length may carry such a name, so keep it as the length
+            found = [dataclasses.replace(t, source=None) for t in targets]
         self.__dict__["_truncation_lengths"] = found
+        self.__dict__["_target_lengths"] = targets
         return found
 
     def unknown_training(self, reason: str, anchor: Any) -> TrainingArgs:
