@@ -466,7 +466,9 @@ def argv_for(s: RowSetup, known: set[str] | None = None) -> tuple[list[str], lis
                      else ",".join(i.target_modules)]
         if i.modules_to_save:
             want("--modules-to-save", ",".join(i.modules_to_save))
-    if i.quant:
+    if i.quant == "torchao-nf4" and fw == "torchtune":
+        pass  # --method qlora --framework torchtune is torchao's NF4 (double-quantized scales)
+    elif i.quant:
         want("--quant", _QUANT_FLAG[i.quant], needed=i.quant != "nf4")
         if i.quant in ("nf4", "fp4", "torchao-nf4"):
             if i.double_quant:

@@ -432,7 +432,8 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
             if target_seq_len and not arch.is_encoder_decoder:
                 notes.append(f"--target-seq-len ignored: {arch.name} is a decoder-only model")
             fw = framework or "transformers"
-            quant, stored, dq, qnotes = _flag_quant(arch, g, m, quant_flag, quant_bits, quant_group_size, double_quant)
+            quant, stored, dq, qnotes = _flag_quant(arch, g, m, quant_flag, quant_bits, quant_group_size, double_quant,
+                                                 framework=fw)
             notes.extend(qnotes)
             if quant and m == "lora":
                 m = "qlora"
@@ -514,10 +515,12 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
 
 
 def _flag_quant(arch, gpu, method: str, quant_flag: str | None, bits: int | None, group_size: int | None,
-                double_quant: bool | None):
+                double_quant: bool | None, framework: str = "transformers"):
     """The base weights of a flags-only estimate: ``(EstimateInputs.quant, stored_quant,
     double_quant, notes)``. ``--quant`` wins; else the checkpoint's own storage
-    (``arch.stored_quant``); else NF4 with double quantization for ``--method qlora``."""
+    (``arch.stored_quant``); else for ``--method qlora`` bitsandbytes NF4 with double
+    quantization, or torchao's NF4 under torchtune (its ``qlora_*`` builders: torchao
+    ``to_nf4``, block 64 with the block scales quantized again, as the torchtune dialect reads it)."""
     from lintlora.estimate.stored_quant import from_flags, resolve_for_gpu
 
     if quant_flag is not None:
@@ -528,6 +531,9 @@ def _flag_quant(arch, gpu, method: str, quant_flag: str | None, bits: int | None
     elif getattr(arch, "stored_quant", None) is not None:
         sq = arch.stored_quant
         q, dq, notes = sq.method, sq.double_quant, [f"stored quantization: {sq.reading}"]
+    elif method == "qlora" and framework == "torchtune":
+        return "torchao-nf4", None, True, ["qlora under torchtune: torchao NF4 (to_nf4, block 64, double-quantized "
+                                           "scales)"]
     elif method == "qlora":
         dq = True if double_quant is None else double_quant
         return "nf4", None, dq, []
