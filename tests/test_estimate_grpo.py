@@ -2,12 +2,10 @@
 generation phase and training step, the reference model behind ``beta``, vLLM, RLOO, PPO's extra
 models, reward models. Fixtures: fixtures/estimate/grpo/ (README.md cites each file's source)."""
 
-import json
 from pathlib import Path
 
-from click.testing import CliRunner
 
-from lintlora.estimate.command import estimate_cmd
+from estimate_support import estimate_json, variant
 
 ROOT = Path(__file__).resolve().parents[1]
 GRPO = ROOT / "fixtures" / "estimate" / "grpo"
@@ -19,25 +17,14 @@ L, H, KV, I, V = 36, 2560, 8 * 128, 9728, 151_936
 
 
 def _estimate(path, *flags):
-    r = CliRunner().invoke(estimate_cmd, [str(path), "--format", "json", *flags])
-    assert r.exit_code == 0, r.output
-    return json.loads(r.output)["estimate"]
+    return estimate_json(str(path), *flags)
 
 
 def _flags(*flags):
-    r = CliRunner().invoke(estimate_cmd, ["--format", "json", *flags])
-    assert r.exit_code == 0, r.output
-    return json.loads(r.output)["estimate"]
+    return estimate_json(*flags)
 
 
-def _variant(tmp_path, src, name, *edits):
-    text = src.read_text()
-    for old, new in edits:
-        assert old in text, old
-        text = text.replace(old, new)
-    p = tmp_path / name
-    p.write_text(text)
-    return p
+_variant = variant
 
 
 def test_grpo_script_trains_on_prompt_plus_completion_and_says_how_generations_are_priced():

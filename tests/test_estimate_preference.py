@@ -3,13 +3,11 @@ lintlora.estimate.rl): TRL scripts, axolotl ``rl:`` configs, LLaMA-Factory ``sta
 ``lintlora estimate --trainer`` flags. Fixtures: fixtures/estimate/preference/ (README.md cites
 each file's source)."""
 
-import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from lintlora.estimate.command import estimate_cmd
+from estimate_support import estimate_json, variant
 
 ROOT = Path(__file__).resolve().parents[1]
 PREF = ROOT / "fixtures" / "estimate" / "preference"
@@ -21,25 +19,14 @@ B, S = 2, 2048  # the same_setup run: batch 2, 2048 tokens per sequence
 
 
 def _estimate(path, *flags):
-    r = CliRunner().invoke(estimate_cmd, [str(path), "--format", "json", *flags])
-    assert r.exit_code == 0, r.output
-    return json.loads(r.output)["estimate"]
+    return estimate_json(str(path), *flags)
 
 
 def _flags(*flags):
-    r = CliRunner().invoke(estimate_cmd, ["--format", "json", *flags])
-    assert r.exit_code == 0, r.output
-    return json.loads(r.output)["estimate"]
+    return estimate_json(*flags)
 
 
-def _variant(tmp_path, src, name, *edits):
-    text = src.read_text()
-    for old, new in edits:
-        assert old in text, old
-        text = text.replace(old, new)
-    p = tmp_path / name
-    p.write_text(text)
-    return p
+_variant = variant
 
 
 # ---- one DPO run, three ways ----------------------------------------------------------------------

@@ -10,7 +10,6 @@ issue allows; per-tensor figures against hand computations from the packed layou
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -170,7 +169,7 @@ def test_mxfp4_dequantize_and_gpus_without_kernels_price_bf16(tmp_path):
     script.write_text(
         "from transformers import AutoModelForCausalLM, Mxfp4Config, TrainingArguments, Trainer\n"
         "from peft import LoraConfig, get_peft_model\n"
-        f"model = AutoModelForCausalLM.from_pretrained('openai/gpt-oss-20b', "
+        "model = AutoModelForCausalLM.from_pretrained('openai/gpt-oss-20b', "
         "quantization_config=Mxfp4Config(dequantize=True))\n"
         "model = get_peft_model(model, LoraConfig(r=8, target_modules=['q_proj', 'v_proj']))\n"
         "args = TrainingArguments(output_dir='o', per_device_train_batch_size=1, bf16=True)\n"

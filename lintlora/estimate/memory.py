@@ -494,7 +494,6 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
         p = inputs.lora_dropout or 0.0
         per_in = profile.lora_in_bytes_dropout if p > 0 else profile.lora_in_bytes_p0
         block = [m for m in trainable.adapted if m.role in ("qkv", "attn_out", "mlp_in", "mlp_out")]
-        L = max(1, arch.num_hidden_layers)
         peft_bnb_shared = (p == 0 and inputs.quant in ("nf4", "fp4", "int8") and not profile.lora_shared_input
                            and profile.name not in ("torchtune", "litgpt", "unsloth"))
         if profile.lora_shared_input and p == 0:
