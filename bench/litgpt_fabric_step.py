@@ -38,6 +38,7 @@ bytes of iteration 2's final norm beyond iteration 1's, less the previous logits
 gradients, per token per layer, are the previous step's quantized-linear inputs that ``fit()``
 keeps alive through the graph of its ``loss``/``logits`` (printed next to the distinct linear
 inputs, ``2·(h + q + h + I)``, one ``h`` fewer for a parallel block with one norm).
+``--validate`` runs litgpt's own ``validate()`` on one batch (full logits, no chunks).
 ``--mixed`` counts the bf16 copies of the frozen output layer's weight saved under
 ``precision="bf16-mixed"`` (one per logit chunk).
 
@@ -289,6 +290,33 @@ def mixed_head_copies(name: str = "stablelm-base-alpha-3b", row_id: str = "35", 
             "bf16_head_copies_saved": len(seen), "copy_bytes": w.numel() * 2}
 
 
+def validation_peak(name: str = "tiny-llama-1.1b", row_id: str = "81", batch: int = 2, seq: int = 256,
+                    scale: int = 16) -> dict:
+    """litgpt 0.4.13's own ``validate()`` (``litgpt/finetune/lora.py``) through Fabric, one batch:
+    the most live bytes above what was live before it, per token and vocabulary entry."""
+    import lightning as L
+    import torch
+    from litgpt.args import EvalArgs
+    from litgpt.finetune.lora import validate
+
+    model, cfg = build(name, row_id, scale)
+    fabric = L.Fabric(accelerator="cpu", devices=1, precision="bf16-true")
+    model = fabric.setup_module(model)
+    model.module.max_seq_length = seq
+    V = cfg.padded_vocab_size
+    ids = torch.randint(0, V, (batch, seq))
+    batches = [{"input_ids": ids, "labels": ids}]
+
+    def run():
+        _mark("validate")
+        validate(fabric, model, batches, EvalArgs(max_iters=1), verbose=False)
+
+    marks, _, mem = _timeline(run)
+    at, win, _ = _walk(marks, [], mem)
+    return {"model": name, "batch": batch, "seq": seq, "vocab": V,
+            "validation_peak_per_token_vocab": (win["mark:validate"] - at["mark:validate"]) / (batch * seq * V)}
+
+
 def estimator_terms(name: str, row_id: str, batch: int, seq: int) -> dict:
     """The litgpt profile's loss terms for these shapes (bytes per token·vocab)."""
     from dataclasses import replace
@@ -318,10 +346,15 @@ def main() -> None:
                     help="run the frozen linears through bitsandbytes 0.42.0's MatMul4Bit (ctx.tensors = (A, B))")
     ap.add_argument("--mixed", action="store_true",
                     help="bf16-mixed: count the output layer's bf16 weight copies saved per logit chunk")
+    ap.add_argument("--validate", action="store_true",
+                    help="litgpt's validate(): its peak above what was live, per token and vocabulary entry")
     args = ap.parse_args()
     import torch
     from importlib.metadata import version
 
+    if args.validate:
+        print(json.dumps([validation_peak(batch=b) for b in (1, 2)], indent=1))
+        return
     if args.mixed:
         print(json.dumps(mixed_head_copies(scale=args.scale), indent=1))
         return

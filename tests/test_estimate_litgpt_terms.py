@@ -182,3 +182,27 @@ def test_fabric_measurement_agrees_with_the_terms():
     assert fab["fwd_end1"] == pytest.approx(m["forward end"] - 4, rel=0.02)
     assert fab["previous_step_per_token_layer"] == pytest.approx(fab["distinct_linear_inputs_per_token_layer"], rel=0.02)
     assert r["direct"]["loss_bwd1"] == pytest.approx(loss_moments(256, output_bytes=2)["loss backward"], rel=0.02)
+
+
+# ---- validate(): full fp32 logits, no activations ----------------------------------------------------
+@pytest.mark.parametrize("batch, measured", [(1, 7.98), (2, 11.97)])
+def test_validation_keeps_the_whole_fp32_logits(batch, measured):
+    """litgpt's validate() through Fabric (bench/litgpt_fabric_step.py --validate, TinyLlama's
+    vocabulary, 256 tokens): 7.98 / 11.97 B per token·vocab above what was live before it."""
+    from lintlora.estimate.litgpt_terms import validation_phase
+
+    _, m = validation_phase(gradients=0, previous_step=0, vocab=1, tokens=1, batch_size=batch, previous_ratio=0.0)
+    # by hand: fp32 logits 4 + the reshape copy of the sliced logits 4 (batch > 1) + log_softmax 4
+    assert m["logits"] == (12 if batch > 1 else 8)
+    assert m["logits"] == pytest.approx(measured, abs=0.05)
+
+
+def test_a_small_model_with_a_256k_vocabulary_peaks_in_validation():
+    arch = resolve_architecture("google/gemma-3-270m")
+    inputs = _inputs(batch_size=4, seq_len=512, lora_r=8, target_modules="all-linear")
+    est = estimate_memory(inputs, arch, LITGPT)
+    assert est.peak_phase == "validation"
+    assert est.breakdown["activations"] == 0
+    # the whole logits: 12 B per token·vocab, plus the last training step's fp32 chunks (4)
+    assert est.breakdown["logits"] == pytest.approx(arch.vocab_size * inputs.tokens * 16, rel=1e-6)
+    assert any("validate()" in n for n in est.assumptions)

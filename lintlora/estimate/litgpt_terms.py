@@ -42,7 +42,7 @@ s = 1044 (8.98); the same step called without Fabric (what ``bench/litgpt_memory
 from __future__ import annotations
 
 __all__ = ["FABRIC_OUTPUT_BYTES", "loss_moments", "chunked_loss_k", "head_backward_k", "loss_note",
-           "previous_step_bytes", "forward_end_phases", "logit_chunks"]
+           "previous_step_bytes", "forward_end_phases", "logit_chunks", "validation_phase"]
 
 FABRIC_OUTPUT_BYTES = 4
 """Bytes per element of the tensors a Fabric-wrapped model returns: ``torch.get_default_dtype()``,
@@ -97,7 +97,7 @@ def head_backward_k(compute_bytes: int = 2, output_bytes: int = FABRIC_OUTPUT_BY
 
 
 def loss_note(seq_len: int, chunk_tokens: int, compute_bytes: int, output_bytes: int, *,
-              previous_ratio: float = 1.0, previous_step: int = 0) -> list[str]:
+              previous_ratio: float = 1.0, previous_step: int = 0, phase: str = "") -> list[str]:
     """The sentences for the estimate's notes: the fp32 loss and the previous-step assumption."""
     m = loss_moments(seq_len, chunk_tokens, compute_bytes, output_bytes, previous_ratio)
     prev = ("the previous micro-batch assumed as long as this one (steady state)" if previous_ratio >= 1 else
@@ -111,6 +111,9 @@ def loss_note(seq_len: int, chunk_tokens: int, compute_bytes: int, output_bytes:
                    f"until the next forward and loss have run; the inputs bitsandbytes < 0.43.2 MatMul4Bit stores "
                    f"as ctx.tensors are not freed by backward: {previous_step / 2**30:.2f} GiB of the previous "
                    f"micro-batch's quantized-linear inputs at the forward's end")
+    if phase == "validation":
+        out.append("litgpt: the peak is validate(): the whole b × s × vocabulary logits in fp32 at once (no chunks), "
+                   "a reshaped copy and the log-softmax output, with the last training step's fp32 logits still bound")
     return out
 
 
@@ -165,3 +168,25 @@ def forward_end_phases(*, activations: float, gradients: float, previous_step: f
         phases.append(("lm_head forward", {**base, "logits": vocab * k * tokens, "transient": head_dequant,
                                            "previous_step": previous_step}))
     return phases
+
+
+def validation_phase(*, gradients: float, previous_step: float, vocab: int, tokens: int, batch_size: int,
+                     output_bytes: int = FABRIC_OUTPUT_BYTES, compute_bytes: int = 2,
+                     previous_ratio: float = 1.0) -> tuple[str, dict[str, float]]:
+    """litgpt's ``validate()`` between optimizer steps (bytes): no activations, every logit at once.
+
+    ``validate()`` (``litgpt/finetune/lora.py`` 0.4.13, under ``torch.no_grad``) calls
+    ``model(input_ids)`` without ``lm_head_chunk_size``: one ``b × s × V`` logits tensor, cast to
+    fp32 by Fabric (the 16-bit one alive while its copy is made: ``c + o``), then
+    ``chunked_cross_entropy(logits[..., :-1, :], ..., chunk_size=0)``: ``reshape(-1, V)`` of the
+    sliced logits copies them when the batch has more than one row (``o``), and ``cross_entropy``'s
+    ``log_softmax`` output (``o``): ``3·o`` (``2·o`` for one row). The validation batch is the micro
+    batch (``data.connect(batch_size=train.micro_batch_size)``). ``fit()`` still binds the last
+    training step's fp32 logits and, through them, its graph (:func:`previous_step_bytes`). It is
+    the peak only where the vocabulary outweighs the activations (``6·V`` bytes per token against
+    every layer's saved bytes: small models with 256k vocabularies).
+    """
+    during = max(compute_bytes + output_bytes, (3 if batch_size > 1 else 2) * output_bytes)
+    return ("validation", {"gradients": gradients, "activations": 0.0,
+                           "logits": vocab * tokens * (during + output_bytes * previous_ratio),
+                           "transient": 0.0, "previous_step": previous_step})

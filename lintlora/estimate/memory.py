@@ -974,7 +974,7 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     if profile.output_cast_bytes and profile.loss_chunk_tokens:
         # litgpt: the forward's end, with the previous step's fp32 logits and graph still bound
         # (lintlora.estimate.litgpt_terms)
-        from lintlora.estimate.litgpt_terms import forward_end_phases, previous_step_bytes
+        from lintlora.estimate.litgpt_terms import forward_end_phases, previous_step_bytes, validation_phase
 
         ratio = min(1.0, max(0.0, inputs.previous_batch_ratio))
         prev = previous_step_bytes(act.parts.get("linear_inputs", 0.0), L, t,
@@ -985,6 +985,9 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
             vocab=arch.vocab_size, tokens=t, seq_len=inputs.seq_len, chunk_tokens=profile.loss_chunk_tokens,
             compute_bytes=DTYPE_BYTES.get(inputs.compute_dtype, 2), output_bytes=profile.output_cast_bytes,
             head_dequant=head_dequant, previous_ratio=ratio))
+        phases.append(validation_phase(gradients=persistent_grads, previous_step=prev, vocab=arch.vocab_size, tokens=t,
+                                       batch_size=inputs.batch_size, output_bytes=profile.output_cast_bytes,
+                                       compute_bytes=DTYPE_BYTES.get(inputs.compute_dtype, 2), previous_ratio=ratio))
     # preference/RL phases: the reference forward on top of the loss moment, the generation
     # phase (lintlora.estimate.rl)
     phases.extend(extra_phases(arch, inputs, phases[0][1], persistent_grads))
@@ -1064,7 +1067,7 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
 
         notes.extend(loss_note(inputs.seq_len, profile.loss_chunk_tokens, DTYPE_BYTES.get(inputs.compute_dtype, 2),
                                profile.output_cast_bytes, previous_ratio=min(1.0, max(0.0, inputs.previous_batch_ratio)),
-                               previous_step=int(breakdown.get("previous_step", 0))))
+                               previous_step=int(breakdown.get("previous_step", 0)), phase=phase))
     notes.append(f"reserved = allocated × {profile.reserved_ratio} (caching-allocator slack); "
                  f"device = reserved + {profile.cuda_context_bytes / 1e6:.0f} MB CUDA context")
     return MemoryEstimate(
