@@ -76,7 +76,7 @@ def test_gemma_lora_with_its_256k_vocabulary_matches_its_published_peak():
     arch = resolve_architecture("google/gemma-2b")
     inputs = _inputs(batch_size=2, seq_len=512, lora_r=8, lora_dropout=0.1, target_modules="all-linear")
     est = estimate_memory(inputs, arch, LITGPT)
-    assert est.allocated_bytes == pytest.approx(12.62e9, rel=0.015)
+    assert est.allocated_bytes == pytest.approx(12.62e9, rel=0.01)
 
 
 # ---- the previous step's graph (bitsandbytes < 0.43.2) ---------------------------------------------
