@@ -19,7 +19,9 @@ Measured, per model:
   start of ``backward`` minus the live bytes when the final norm has run, per token and vocabulary
   entry: the logits chunks and what the loss keeps;
 * ``peak``: the largest live bytes of the step above what was allocated before it, for the L-layer
-  model, next to the estimator's ``activations + logits + transient`` for the same shapes
+  model, next to the estimator's ``activations + logits + transient`` for the same shapes (whose
+  logits term is Fabric's fp32 one, ``bench/litgpt_fabric_step.py``; the ``model`` loss column is
+  the same mechanism on the bf16 logits this direct call returns)
   (``lintlora.estimate.memory.estimate_memory`` on the catalog architecture with the same widths
   and layers, inputs built by ``bench/accuracy.py`` from the truth row); and ``lm_head grad``:
   whether the output layer's frozen weight gets a gradient (it should not).
@@ -211,7 +213,13 @@ def predicted(case: Case, layers: int, scale: int, batch: int, seq: int):
     act = activation_breakdown(arch, inputs, prof, tr)
     est = estimate_memory(inputs, arch, prof)
     above = sum(est.breakdown[k] for k in ("activations", "logits", "transient"))
-    return act.per_token_layer, act.logits_per_token / arch.vocab_size, above, act.parts, est
+    # this script calls the model directly (no Fabric), so its logits stay bf16: the loss term
+    # to compare is litgpt_terms' with output_bytes = the compute dtype's (the estimator's own,
+    # through Fabric's fp32 cast, is measured by bench/litgpt_fabric_step.py)
+    from lintlora.estimate.litgpt_terms import loss_moments
+
+    direct_k = loss_moments(seq, prof.loss_chunk_tokens, 2, 2)["loss backward"]
+    return act.per_token_layer, direct_k, above, act.parts, est
 
 
 def measure(case: Case, layers: int = 2, scale: int = 8, batch: int = 2, seq: int | None = None) -> dict:

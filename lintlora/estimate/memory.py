@@ -132,6 +132,14 @@ class EstimateInputs:
             ``numel × 16`` bf16 difference tensors (load-phase transient, see
             :data:`TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT`).
         num_gpus: data-parallel replicas (each holds everything: the per-GPU peak is the same).
+        previous_batch_ratio: tokens of the micro-batch run just before the peak one, over the
+            peak one's. 1.0: the steady state this estimate prices (micro-batches reaching
+            ``seq_len`` one after another: truncated or packed data). It matters where the
+            training loop keeps the previous step's outputs and loss bound into the next
+            forward (litgpt ``fit()``, :mod:`lintlora.estimate.litgpt_terms`). 0.0: the longest
+            micro-batch is the first step and the others are much shorter (lit-gpt's 2023
+            scripts forced the longest sample into the first micro-batch, ``get_batch(...,
+            longest_seq_ix if iter_num == 0 else None)``, finetune/lora.py at 8641822).
         sequences_per_example: sequences one example puts through the model per step: 2 for
             trl's DPO/ORPO/CPO trainers (chosen and rejected concatenated along the batch).
         reference_model: a frozen second copy of the weights is resident (trl DPO/KTO without
@@ -192,6 +200,7 @@ class EstimateInputs:
     framework: str = "transformers"
     checkpoint_offload: bool = False
     num_gpus: int = 1
+    previous_batch_ratio: float = 1.0
     bnb_saves_input: bool = False
     torchao_unchunked: bool = False
     sequences_per_example: int = 1
@@ -463,11 +472,15 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
     # inputs frozen (quantized) linears keep, and all linears in full fine-tuning
     shapes = arch.block_linears()
     distinct_inputs = {"qkv": h, "attn_out": qw, "mlp_in": h, "mlp_out": width}
+    # what frozen linears keep: a parallel block with one norm (phi, GPT-J, falcon-7b) feeds the
+    # attention and the MLP the same normed tensor, kept once (measured with litgpt's phi-2 by
+    # bench/litgpt_fabric_step.py --old-bnb: 2·(h + q + I) per token per layer)
+    kept_inputs = {r: w for r, w in distinct_inputs.items() if not (r == "mlp_in" and arch.norms_per_layer == 1)}
     # bytes of each distinct input tensor: the stream dtype, except the attention output
     # (SDPA runs in the compute dtype under autocast)
     input_bytes = {"qkv": sb, "attn_out": c, "mlp_in": sb, "mlp_out": sb}
     if full:
-        parts["linear_inputs"] = c * sum(distinct_inputs.values())
+        parts["linear_inputs"] = c * sum(kept_inputs.values())
     elif bnb4 and inputs.bnb_saves_input:
         qc = inputs.quant_compute_dtype or inputs.compute_dtype
         if qc == "float32":
@@ -477,7 +490,7 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
             # x.to(compute_dtype) is a no-op on a stream already in that dtype (one shared tensor
             # per distinct input); on an fp32 stream every module makes its own copy
             lin = 0.0
-            for role, width in distinct_inputs.items():
+            for role, width in kept_inputs.items():
                 if input_bytes[role] == DTYPE_BYTES.get(qc, 2):
                     lin += 2 * width
                 else:
@@ -485,9 +498,9 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
             parts["linear_inputs"] = lin
     elif inputs.quant == "int8":
         # MatMul8bitLt saves A itself (bitsandbytes autograd/_functions.py: ctx.tensors = (CAt, subA, A))
-        parts["linear_inputs"] = sum(input_bytes[r] * w for r, w in distinct_inputs.items())
+        parts["linear_inputs"] = sum(input_bytes[r] * w for r, w in kept_inputs.items())
     elif inputs.quant in ("gptq4", "gptq", "awq"):
-        parts["linear_inputs"] = 2 * sum(distinct_inputs.values())
+        parts["linear_inputs"] = 2 * sum(kept_inputs.values())
     # LoRA
     lora = 0.0
     if not full and trainable is not None:
@@ -540,9 +553,12 @@ def activation_breakdown(arch: Architecture, inputs: EstimateInputs, profile: Pr
     loss_key = inputs.loss_impl or ("fused" if inputs.liger else profile.loss)
     k = LOSS_K.get(loss_key, LOSS_K["hf"])
     if loss_key == "chunked" and profile.loss_chunk_tokens:
-        # one chunk's two fresh gradients: the largest chunk, min(s, chunk) tokens (see
-        # Profile.loss_chunk_tokens), spread over the s tokens the logits term is counted for
-        k += 4 * min(max(1, s), profile.loss_chunk_tokens) / max(1, s)
+        # litgpt's chunked loss on the logits Fabric casts (Profile.output_cast_bytes): the larger
+        # of its backward (with one chunk's two fresh gradients: the largest chunk, min(s, chunk)
+        # tokens) and the forward's end (the previous micro-batch's logits still bound)
+        from lintlora.estimate.litgpt_terms import chunked_loss_k
+
+        k = chunked_loss_k(s, profile.loss_chunk_tokens, c, profile.output_cast_bytes or c)
     logits = arch.vocab_size * k
     # one layer's backward: gradient of the residual stream plus the MLP gradients
     # (notes §3: ~2·max(h, I)·2 B per token)
@@ -623,9 +639,19 @@ def _weights(arch: Architecture, inputs: EstimateInputs, profile: Profile,
             # 16-bit copy is saved for the input gradient (torch autocast casts fp32 weights of
             # matmuls, aten/src/ATen/autocast_mode.cpp; litgpt bf16-mixed StableLM-3B LoRA
             # 26.92 GB vs 9.69 GB bf16-true, notes §3): + 2 B per linear weight.
-            copies = arch.block_linear_params + arch.lm_head_params
+            head_uses = 1
+            if profile.loss_chunk_tokens and inputs.method != "full":
+                # litgpt runs the frozen output layer once per logit chunk, and autocast caches
+                # only casts of leaves that require grad (aten/src/ATen/autocast_mode.cpp
+                # cached_cast: arg.requires_grad()), so each chunk keeps its own 16-bit copy
+                # (measured: 9 copies at s = 1034, bench/litgpt_fabric_step.py --mixed)
+                from lintlora.estimate.litgpt_terms import logit_chunks
+
+                head_uses = logit_chunks(inputs.seq_len, profile.loss_chunk_tokens)
+            copies = arch.block_linear_params + arch.lm_head_params * head_uses
             return (total * wb + copies * cb,
-                    f"{total:,} params × 4 B (float32) + {copies:,} × {cb} B autocast copies kept for backward")
+                    f"{total:,} params × 4 B (float32) + {copies:,} × {cb} B autocast copies kept for backward"
+                    + (f" (the output layer's once per each of {head_uses} logit chunks)" if head_uses > 1 else ""))
         return total * wb, f"{total:,} params × {wb} B ({inputs.weight_dtype})"
     per = {"nf4": NF4_DQ_BYTES if inputs.double_quant else NF4_BYTES,
            "fp4": NF4_DQ_BYTES if inputs.double_quant else NF4_BYTES,
@@ -955,10 +981,31 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         # kept logits and their gradients (LOSS_K's 4 bytes per token and vocabulary entry) and
         # the dequantized output layer
         act_now = phases[0][1]["activations"]
+        head_k = min(LOSS_K["chunked"], act.logits_per_token / max(1, arch.vocab_size))
+        if profile.output_cast_bytes and profile.loss_chunk_tokens:
+            from lintlora.estimate.litgpt_terms import head_backward_k
+
+            head_k = head_backward_k(DTYPE_BYTES.get(inputs.compute_dtype, 2), profile.output_cast_bytes)
         phases.append(("lm_head backward", {"gradients": persistent_grads, "activations": act_now,
-                                            "logits": arch.vocab_size * min(LOSS_K["chunked"], act.logits_per_token
-                                                                            / max(1, arch.vocab_size)) * t,
+                                            "logits": arch.vocab_size * head_k * t,
                                             "transient": head_dequant}))
+    if profile.output_cast_bytes and profile.loss_chunk_tokens:
+        # litgpt: the forward's end, with the previous step's fp32 logits and graph still bound
+        # (lintlora.estimate.litgpt_terms)
+        from lintlora.estimate.litgpt_terms import forward_end_phases, previous_step_bytes, validation_phase
+
+        ratio = min(1.0, max(0.0, inputs.previous_batch_ratio))
+        prev = previous_step_bytes(act.parts.get("linear_inputs", 0.0), L, t,
+                                   bnb_keeps_input=inputs.quant in ("nf4", "fp4") and inputs.bnb_saves_input,
+                                   checkpointing=inputs.gradient_checkpointing, previous_ratio=ratio)
+        phases.extend(forward_end_phases(
+            activations=phases[0][1]["activations"], gradients=persistent_grads, previous_step=prev,
+            vocab=arch.vocab_size, tokens=t, seq_len=inputs.seq_len, chunk_tokens=profile.loss_chunk_tokens,
+            compute_bytes=DTYPE_BYTES.get(inputs.compute_dtype, 2), output_bytes=profile.output_cast_bytes,
+            head_dequant=head_dequant, previous_ratio=ratio))
+        phases.append(validation_phase(gradients=persistent_grads, previous_step=prev, vocab=arch.vocab_size, tokens=t,
+                                       batch_size=inputs.batch_size, output_bytes=profile.output_cast_bytes,
+                                       compute_bytes=DTYPE_BYTES.get(inputs.compute_dtype, 2), previous_ratio=ratio))
     # preference/RL phases: the reference forward on top of the loss moment, the generation
     # phase (lintlora.estimate.rl)
     phases.extend(extra_phases(arch, inputs, phases[0][1], persistent_grads))
@@ -989,6 +1036,8 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     }
     if moment.get("kv_cache"):
         breakdown_alloc["kv_cache"] = int(moment["kv_cache"])
+    if moment.get("previous_step"):
+        breakdown_alloc["previous_step"] = int(moment["previous_step"])  # litgpt_terms.previous_step_bytes
     # load phase: P = max(P_load, P_train). The caching allocator keeps what the load phase
     # reserved (it never returns memory to the driver without torch.cuda.empty_cache()), and the
     # training step reuses those blocks, so the larger of the two peaks is what the counters show.
@@ -1034,6 +1083,12 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
                         if inputs.gradient_checkpointing else f" × {L} layers"))
         notes.append(f"loss buffers: vocab {arch.vocab_size:,} × {act.logits_per_token / max(1, arch.vocab_size):.1f} B per token "
                      f"({inputs.loss_impl or ('liger fused' if inputs.liger else profile.loss)})")
+    if profile.output_cast_bytes and profile.loss_chunk_tokens and (inputs.loss_impl or profile.loss) == "chunked":
+        from lintlora.estimate.litgpt_terms import loss_note
+
+        notes.extend(loss_note(inputs.seq_len, profile.loss_chunk_tokens, DTYPE_BYTES.get(inputs.compute_dtype, 2),
+                               profile.output_cast_bytes, previous_ratio=min(1.0, max(0.0, inputs.previous_batch_ratio)),
+                               previous_step=int(breakdown.get("previous_step", 0)), phase=phase))
     notes.append(f"reserved = allocated × {profile.reserved_ratio} (caching-allocator slack); "
                  f"device = reserved + {profile.cuda_context_bytes / 1e6:.0f} MB CUDA context")
     return MemoryEstimate(

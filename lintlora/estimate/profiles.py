@@ -37,8 +37,9 @@ LOSS_K: dict[str, float] = {
     # chunks (2) and each chunk's log_softmax output (2) plus one chunk's gradients;
     # torchtune CEWithChunkedOutputLoss up-casts one chunk at a time (notes §2.2: 2-3, the
     # Llama-3.2-3B ladder: chunking saved 8.3 B per token·vocab against "hf").
-    # litgpt's value is measured (bench/litgpt_memory.py; plus the chunk gradients, see
-    # Profile.loss_chunk_tokens); torchtune's is *fitted* to the ladder rows 96 and 98 (the 8.3 B
+    # litgpt's loss is not priced from this constant: Fabric casts its logits to fp32
+    # (lintlora.estimate.litgpt_terms, measured by bench/litgpt_fabric_step.py; with bf16
+    # logits its terms are this 4 plus the chunk gradients); torchtune's is *fitted* to the ladder rows 96 and 98 (the 8.3 B
     # saving): `bench/accuracy.py --holdout` checks it on held-out rows.
     "chunked": 4.0,
     # fused linear + cross-entropy kernels (Liger, Apple Cut Cross-Entropy in Unsloth and
@@ -153,6 +154,8 @@ class Profile:
             entry (measured: 4.98-5.00 at s = 512, n = 4; 5.97 at s = 256, n = 2). Counting the
             largest chunk rather than ``s / n`` tokens keeps the peak from falling when s
             passes a multiple of 128 (s = 128 to 129 dropped it by 2 MB). 0: no such term.
+            (Measured calling the model directly, bf16 logits; litgpt's Fabric hands the loss
+            fp32 logits: see ``output_cast_bytes``.)
         dequant_bytes: bytes per element of the weight a 4-bit matmul dequantizes (forward and
             backward, one weight at a time): ``None`` = the compute dtype's. Lightning's
             ``BitsandbytesPrecision`` (lightning 2.4, the release litgpt 0.4.13 pins) quantizes
@@ -162,6 +165,14 @@ class Profile:
             ``quantize_lm_head`` the largest such weight is the V × h output layer, whose
             backward runs while every layer's activations, the kept logits and their gradients
             are alive.
+        output_cast_bytes: bytes per element of the logits as the framework's wrapper hands them
+            to the loss, when it casts the model's outputs (0: no cast, the compute dtype's).
+            litgpt calls the model through Lightning Fabric, whose precision plugins convert
+            every floating-point output to ``torch.get_default_dtype()``: float32, 4
+            (``convert_output``, lightning/fabric/plugins/precision/half.py and bitsandbytes.py,
+            lightning 2.1.0-2.4.0; measured by ``bench/litgpt_fabric_step.py``). The chunked
+            loss's terms are then :mod:`lintlora.estimate.litgpt_terms`'s (with
+            ``loss_chunk_tokens``: the bf16 figures above become 8 + 8 · min(s, 128) / s).
     """
 
     name: str
@@ -187,6 +198,7 @@ class Profile:
     ties_embeddings: bool = True
     loss_chunk_tokens: int = 0
     dequant_bytes: int | None = None
+    output_cast_bytes: int = 0
 
 
 _HF = Profile(name="transformers")
@@ -214,10 +226,13 @@ PROFILES: dict[str, Profile] = {
     # K/V expanded for GQA (litgpt/model.py CausalSelfAttention). The per-layer terms only
     # litgpt has (LoRAQKVLinear's zero padding, MHA's v view, Gemma-2's eager attention) are
     # in memory.activation_breakdown; all measured with litgpt 0.4.13 by bench/litgpt_memory.py.
+    # Fabric hands the logits to the loss in float32 (output_cast_bytes; litgpt_terms, measured by
+    # bench/litgpt_fabric_step.py).
     "litgpt": replace(_HF, name="litgpt", adapter_bytes=2, norm_bytes=4, gqa_native=False,
                       lora_shared_input=True, lora_in_bytes_dropout=3.0, fused_qkv_dropout=True,
                       loss="chunked", quantize_lm_head=True, framework_bytes=0,
-                      layernorm_bytes=2, ties_embeddings=False, loss_chunk_tokens=128, dequant_bytes=4),
+                      layernorm_bytes=2, ties_embeddings=False, loss_chunk_tokens=128, dequant_bytes=4,
+                      output_cast_bytes=4),
 }
 
 
