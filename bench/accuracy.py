@@ -213,8 +213,23 @@ def row_inputs(row: dict, arch) -> tuple[EstimateInputs, str]:
         modules_to_save=mts, optim=optim_name, attn_implementation=attn_impl,
         kbit_upcast=kbit, loss_impl=loss, master_fp32=master, framework=fw,
         checkpoint_offload=offload and fw == "unsloth", bnb_saves_input=bnb_old,
-        torchao_unchunked=ao_old)
+        torchao_unchunked=ao_old,
+        # lit-gpt 2023 forced its longest sample into the first micro-batch, so that step (with
+        # no previous step's graph alive) is the peak the row measured; the estimator's default
+        # is the steady state (EstimateInputs.previous_batch_ratio, lintlora/estimate/litgpt_terms.py).
+        # Only this path can say so: no script or flag states a data-loading protocol.
+        previous_batch_ratio=0.0 if _first_step_protocol(row) else 1.0)
     return inputs, _counter(row)
+
+
+# the rows' seq_len_note wording for lit-gpt 2023's first micro-batch (tests/data/measured_peaks.csv)
+FIRST_STEP_NOTES = ("first micro-batch forced to contain the longest sample", "longest sample forced first")
+
+
+def _first_step_protocol(row: dict) -> bool:
+    """The row's run forced its longest sample into the first micro-batch (lit-gpt 2023)."""
+    note = (row.get("seq_len_note") or "").lower()
+    return any(n in note for n in FIRST_STEP_NOTES)
 
 
 def _skip(row: dict) -> str | None:
@@ -807,7 +822,7 @@ FITTED: tuple[Fitted, ...] = (
            _grid(4, 16, 0.5), lambda s: _loss_key(s) == "bf16-own", loss_key="bf16-own",
            measurable="CPU: saved-tensor bytes of the model's own loss on bf16 logits "
                       "(bench/saved_tensors.py's hooks on a tiny Qwen-1-style head): a measured term"),
-    Fitted("LOSS_K['chunked']", "profiles.LOSS_K['chunked'] (litgpt chunked CE, torchtune CEWithChunkedOutputLoss)",
+    Fitted("LOSS_K['chunked']", "profiles.LOSS_K['chunked'] (torchtune CEWithChunkedOutputLoss; litgpt's chunked loss is priced by litgpt_terms)",
            4.0, _grid(1, 12, 0.5), lambda s: _loss_key(s) == "chunked", loss_key="chunked",
            measurable="CPU: litgpt's part is measured (bench/litgpt_memory.py, 4.98-5.00 with the chunk "
                       "gradients); torchtune's CEWithChunkedOutputLoss can be measured the same way"),

@@ -33,13 +33,8 @@ from lintlora.estimate.architecture import resolve_architecture  # noqa: E402
 from lintlora.estimate.memory import estimate_memory  # noqa: E402
 from lintlora.estimate.profiles import get_profile  # noqa: E402
 
-FIRST_STEP_NOTES = ("first micro-batch forced to contain the longest sample", "longest sample forced first")
-
-
-def first_step_protocol(row: dict) -> bool:
-    """The row's run forced its longest sample into the first micro-batch (lit-gpt 2023)."""
-    note = row["seq_len_note"].lower()
-    return any(n in note for n in FIRST_STEP_NOTES)
+FIRST_STEP_NOTES = accuracy.FIRST_STEP_NOTES
+first_step_protocol = accuracy._first_step_protocol
 
 
 def _p90(errs: list[float]) -> float:
@@ -60,7 +55,8 @@ def main() -> None:
         arch = resolve_architecture(accuracy._MODEL_IDS.get(s.model, s.model))
         prof = get_profile("litgpt")
         meas = float(row["peak_gb"]) * accuracy._unit(row)
-        steady = estimate_memory(s.inputs, arch, prof)
+        # row_inputs already applies the row's protocol; the steady state is the estimator's default
+        steady = estimate_memory(replace(s.inputs, previous_batch_ratio=1.0), arch, prof)
         first = first_step_protocol(row)
         proto = estimate_memory(replace(s.inputs, previous_batch_ratio=0.0), arch, prof) if first else steady
         out.append((row, meas, steady, proto, first))
