@@ -444,6 +444,8 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
 # about 4 B per token·vocab instead of the full-logits bf16 loss of older recipes.
 # LinearCrossEntropyLoss also drops tokens whose label is ignored before the projection
 # (mask_ignored_tokens=True), which lowers it by the prompt's share of the tokens (not counted).
+_PREFERENCE_TRAINERS = ("dpo", "ipo", "simpo")  # torchtune's DPOLoss/RSOLoss/IPOLoss/SimPOLoss (dialects/torchtune.py)
+
 _TORCHTUNE_LOSSES = {
     "torchtune.modules.loss.CEWithChunkedOutputLoss": "chunked",
     "torchtune.modules.loss.LinearCrossEntropyLoss": "chunked",
@@ -463,7 +465,7 @@ def _loss_impl(extra: Any, fw: str, notes: list[str]) -> str | None:
         if impl == "chunked":
             notes.append(f"loss {lv.rsplit('.', 1)[-1]}: logits and the fp32 cross-entropy computed per chunk; "
                          "each chunk's log-softmax output kept for backward (~4 B per token·vocab)")
-        elif impl is None:
+        elif impl is None and _val(extra.get("trainer")) not in _PREFERENCE_TRAINERS:
             notes.append(f"loss {lv}: not a loss lintlora knows; the recipe default's loss buffers assumed")
         return impl
     cce = extra.get("cut_cross_entropy")
