@@ -171,6 +171,12 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
         mts = (mts,)
     dora = bool(_val(g("lora.use_dora")))
     tparams = _target_parameters(setup) if method != "full" else ()
+    if fw == "unsloth" and method != "full":
+        from lintlora.estimate.unsloth_moe import unsloth_moe_targets
+
+        target_value, tparams, moe_note = unsloth_moe_targets(arch, target_value, tparams)
+        if moe_note:
+            notes.append(moe_note)
 
     # ---- quantization ----
     weight_notes_from = len(notes)
