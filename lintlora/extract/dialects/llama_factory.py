@@ -395,7 +395,7 @@ def _as_dtype(v: Any) -> Any:
 def _v1_bnb(doc: ConfigDoc, bits: Setting) -> tuple[Setting, dict[str, Setting]]:
     """A v1 ``quant_config: {name: bnb}``'s bits and BitsAndBytesConfig fields with v1's own
     defaults (``BnbParams``: ``quantization_bit`` None -> 4-bit, ``quantization_type: nf4``,
-    ``double_quantization: True``, ``compute_dtype: float16``, passed as
+    ``double_quantization: True``, ``compute_dtype: float16`` (read only where written), passed as
     ``BitsAndBytesConfig(bnb_4bit_quant_type=..., bnb_4bit_use_double_quant=...,
     bnb_4bit_compute_dtype=...)``), not bitsandbytes' (fp4, no double quantization)."""
     if not doc.has("quant_config.quantization_bit"):
@@ -408,7 +408,10 @@ def _v1_bnb(doc: ConfigDoc, bits: Setting) -> tuple[Setting, dict[str, Setting]]
         or default("nf4", _SRC_V1_BNB, "quant_config.quantization_type"),
         "bnb_4bit_use_double_quant": doc.setting("quant_config.double_quantization", as_bool)
         or default(True, _SRC_V1_BNB, "quant_config.double_quantization"),
-        "bnb_4bit_compute_dtype": doc.setting("quant_config.compute_dtype", _as_dtype)
-        or default("float16", _SRC_V1_BNB, "quant_config.compute_dtype"),
     }
+    # compute_dtype (v1 default "float16") is taken only as written: it changes no byte of the
+    # estimate, and a library default is no ground for LL002's fp16 finding on v1's own example
+    written = doc.setting("quant_config.compute_dtype", _as_dtype)
+    if written is not None:
+        fields["bnb_4bit_compute_dtype"] = written
     return bits, fields
