@@ -77,3 +77,17 @@ def test_docstring_launch_kinds_and_lines():
     # a plain accelerate launch (DDP: every GPU holds the whole model) is no sharding
     assert docstring_launch("accelerate launch --config_file multi_gpu.yaml train.py", "", "t.py") == []
     assert docstring_launch("torchrun --nproc_per_node 4 train.py", "", "t.py") == []
+
+
+def test_the_estimate_says_the_run_is_sharded(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from lintlora.estimate.command import estimate_cmd
+
+    p = tmp_path / "sft_gemma3.py"
+    p.write_text(SFT_GEMMA3)
+    r = CliRunner().invoke(estimate_cmd, [str(p), "--gpu", "a100-80gb", "--format", "json"])
+    e = json.loads(r.output[r.output.index("{"):])["estimate"]
+    assert any(a.startswith("sharded launch") and "deepspeed_zero3.yaml" in a for a in e["assumptions"])

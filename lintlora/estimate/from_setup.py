@@ -105,6 +105,11 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
     assumed: list[str] = []  # EstimateInputs fields whose value is assumed, not read
     fw = setup.framework or "transformers"
     g = setup.get
+    sharded = next((e for e in setup.launch if e.kind in ("deepspeed", "fsdp")), None)
+    if sharded is not None:
+        # LL008 stays silent for such a run (rules/ll008_does_not_fit.py _sharded); say why here
+        notes.append(f"sharded launch ({sharded.detail or sharded.kind}): DeepSpeed/FSDP sharding over several GPUs is not "
+                     "modelled; this is one GPU holding the whole model, higher than each GPU of the run")
 
     # ---- method and adapter ----
     lora = setup.lora
