@@ -80,3 +80,11 @@ def test_full_finetuning_turns_the_default_4bit_off(tmp_path):
     e = _estimate(tmp_path, text)
     assert e["inputs"]["quant"] in (None, "none")
     assert abs(e["breakdown"]["weights"] / 2 - QWEN3_4B_PARAMS) / QWEN3_4B_PARAMS < 0.03
+
+
+def test_fast_inference_vllm_share_is_stated(tmp_path):
+    e = _estimate(tmp_path, QWEN3_GRPO_LOAD)
+    assert any(a.startswith("fast_inference=True") and "0.9" in a for a in e["assumptions"])
+    # from_pretrained's default share (unsloth models/loader.py: gpu_memory_utilization = 0.5)
+    e = _estimate(tmp_path, QWEN3_GRPO_LOAD.replace("    gpu_memory_utilization = 0.9, # Reduce if out of memory\n", ""))
+    assert any(a.startswith("fast_inference=True") and "0.5" in a for a in e["assumptions"])

@@ -742,7 +742,8 @@ class SectionBuilders:
                                         if complete else f"may be passed through "
                                                          f"{', '.join(unresolved)}", None)
         extra = {}
-        for k in ("max_seq_length", "low_cpu_mem_usage", "full_finetuning", "revision"):
+        for k in ("max_seq_length", "low_cpu_mem_usage", "full_finetuning", "revision") + (
+                ("fast_inference", "gpu_memory_utilization") if unsloth else ()):
             if k in args:
                 extra[k] = self.setting(args[k][0], args[k][1], args[k][2], k)
         use_cache_writes = self.config_writes("use_cache")
