@@ -363,7 +363,8 @@ def _candidates(arch: Architecture, i: EstimateInputs, dialect: str | None = Non
     if not fused and i.framework in ("transformers", "trl", "axolotl", "llama-factory"):
         add("fused_loss", say.text("fused_loss", "use_liger_kernel=True (fused norms, SwiGLU and linear + "
                                    "cross-entropy)"), replace(i, liger=True))
-    elif not fused and i.framework == "torchtune" and i.loss_impl != "chunked":
+    elif not fused and i.framework == "torchtune" and i.loss_impl != "chunked" and i.trainer == "sft":
+        # (a preference recipe's loss._component_ is its DPOLoss/RSOLoss: no cross-entropy to swap)
         # torchtune's chunked losses keep ~4 B per token·vocab (from_setup._TORCHTUNE_LOSSES)
         add("fused_loss", say.text("fused_loss", "loss._component_: torchtune.modules.loss.LinearCrossEntropyLoss"),
             replace(i, loss_impl="chunked"))

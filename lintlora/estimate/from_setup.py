@@ -105,6 +105,11 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
     assumed: list[str] = []  # EstimateInputs fields whose value is assumed, not read
     fw = setup.framework or "transformers"
     g = setup.get
+    sharded = next((e for e in setup.launch if e.kind in ("deepspeed", "fsdp")), None)
+    if sharded is not None:
+        # LL008 stays silent for such a run (rules/ll008_does_not_fit.py _sharded); say why here
+        notes.append(f"sharded launch ({sharded.detail or sharded.kind}): DeepSpeed/FSDP sharding over several GPUs is not "
+                     "modelled; this is one GPU holding the whole model, higher than each GPU of the run")
 
     # ---- method and adapter ----
     lora = setup.lora
@@ -171,6 +176,12 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
         mts = (mts,)
     dora = bool(_val(g("lora.use_dora")))
     tparams = _target_parameters(setup) if method != "full" else ()
+    if fw == "unsloth" and method != "full":
+        from lintlora.estimate.unsloth_moe import unsloth_moe_targets
+
+        target_value, tparams, moe_note = unsloth_moe_targets(arch, target_value, tparams)
+        if moe_note:
+            notes.append(moe_note)
 
     # ---- quantization ----
     weight_notes_from = len(notes)
@@ -448,6 +459,8 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
 # about 4 B per token·vocab instead of the full-logits bf16 loss of older recipes.
 # LinearCrossEntropyLoss also drops tokens whose label is ignored before the projection
 # (mask_ignored_tokens=True), which lowers it by the prompt's share of the tokens (not counted).
+_PREFERENCE_TRAINERS = ("dpo", "ipo", "simpo")  # torchtune's DPOLoss/RSOLoss/IPOLoss/SimPOLoss (dialects/torchtune.py)
+
 _TORCHTUNE_LOSSES = {
     "torchtune.modules.loss.CEWithChunkedOutputLoss": "chunked",
     "torchtune.modules.loss.LinearCrossEntropyLoss": "chunked",
@@ -467,7 +480,7 @@ def _loss_impl(extra: Any, fw: str, notes: list[str]) -> str | None:
         if impl == "chunked":
             notes.append(f"loss {lv.rsplit('.', 1)[-1]}: logits and the fp32 cross-entropy computed per chunk; "
                          "each chunk's log-softmax output kept for backward (~4 B per token·vocab)")
-        elif impl is None:
+        elif impl is None and _val(extra.get("trainer")) not in _PREFERENCE_TRAINERS:
             notes.append(f"loss {lv}: not a loss lintlora knows; the recipe default's loss buffers assumed")
         return impl
     cce = extra.get("cut_cross_entropy")

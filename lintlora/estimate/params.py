@@ -174,6 +174,27 @@ def _list_match(path: str, names: Sequence[str]) -> str | None:
     return None
 
 
+_WRAPPER_LAYER_PREFIXES = ("model.language_model.layers.", "language_model.model.layers.")
+"""Where a vision-language ``*ForConditionalGeneration`` wrapper puts its text decoder's layers:
+``model.language_model.layers.N`` (transformers >= 4.52, e.g. ``Gemma3ForConditionalGeneration``
+and ``Mistral3ForConditionalGeneration``: ``self.model = Gemma3Model(config)`` holding
+``self.language_model``) and ``language_model.model.layers.N`` (the layout before 4.52)."""
+
+
+def _regex_hits(regex: "re.Pattern[str]", path: str, wrapper: bool) -> bool:
+    """``regex.fullmatch(path)``; with ``wrapper`` (a pattern naming ``language_model`` on a
+    text-decoder record laid out as ``model.layers.N``) also the same module in either
+    wrapper layout of :data:`_WRAPPER_LAYER_PREFIXES`: the catalog prices the decoder of a
+    vision-language checkpoint with its text model's shapes, so a pattern written for the
+    wrapper (axolotl's Gemma-3 and Mistral-Small-3.1 examples) names the same modules."""
+    if regex.fullmatch(path):
+        return True
+    if not wrapper or not path.startswith("model.layers."):
+        return False
+    rest = path[len("model.layers."):]
+    return any(regex.fullmatch(prefix + rest) for prefix in _WRAPPER_LAYER_PREFIXES)
+
+
 def target_matches(path: str, target_modules: str | Sequence[str]) -> bool:
     """Whether peft adapts the module at ``path`` (its full name in ``named_modules()``) for
     ``target_modules``: a string is a regular expression that must ``re.fullmatch`` the path,
@@ -246,6 +267,7 @@ def count_trainable(
     targets = resolve_targets(arch, target_modules)
     all_linear = isinstance(target_modules, str) and target_modules.lower() in ("all-linear", "all_linear")
     regex = compile_target_pattern(targets) if isinstance(targets, str) else None
+    wrapper = regex is not None and "language_model" in targets and "language_model" not in arch.layer_path
     save = tuple(modules_to_save or ())
     params_t = tuple(t for t in (target_parameters or ()) if isinstance(t, str) and t)
     adapted: dict[tuple[str, str], list] = {}
@@ -280,7 +302,7 @@ def count_trainable(
         if all_linear:
             hit = m.leaf if (m.is_linear and m.role != "lm_head" and m.leaf in targets) else None
         elif regex is not None:
-            hit = targets if regex.fullmatch(m.path) else None
+            hit = targets if _regex_hits(regex, m.path, wrapper) else None
         else:
             hit = _list_match(m.path, targets)  # type: ignore[arg-type]
         if hit is None:

@@ -61,6 +61,14 @@ def apply_setup_knobs(setup: TrainingSetup, inputs: EstimateInputs, notes: list[
     assumed = list(inputs.assumed)
 
     if fw == "unsloth":
+        if _known(model_extra.get("fast_inference")) is True:
+            share = _known(model_extra.get("gpu_memory_utilization"))
+            share = share if isinstance(share, (int, float)) and not isinstance(share, bool) and 0 < share <= 1 \
+                else 0.5  # from_pretrained's default (unsloth models/loader.py @ 015bdef0d94a)
+            notes.append(f"fast_inference=True: unsloth starts a vLLM engine in this process that takes "
+                         f"gpu_memory_utilization = {share:g} of the GPU's memory for the whole run (unsloth "
+                         "models/loader.py, unsloth_zoo vllm_utils.py load_vllm); not priced: this estimate is "
+                         "the training step alone")
         msl = _int(_known(model_extra.get("max_seq_length")))
         sl_set = setup.get("training.max_seq_length")
         trainer_set = sl_set.known and sl_set.origin is not Origin.LIBRARY_DEFAULT and _int(sl_set.value)

@@ -123,6 +123,19 @@ def _out_of_range(setup: "TrainingSetup | None", key: str, bound: int) -> bool:
     return beyond_bound(s.value, bound)
 
 
+def training_length(setup: "TrainingSetup", seq_len: int) -> "Setting":
+    """The setting the estimate's sequence length comes from: ``training.max_seq_length``, or
+    for unsloth the model's ``FastLanguageModel.from_pretrained(max_seq_length=...)`` when the
+    estimate took that (``lintlora.estimate.setup_knobs``: unsloth's trainer patch uses it when
+    the trainer sets none), so a trainer default of the same value is not named as the source."""
+    seq = setup.get("training.max_seq_length")
+    if setup.framework == "unsloth" and (not seq.known or seq.origin is Origin.LIBRARY_DEFAULT):
+        msl = setup.get("model.max_seq_length")
+        if msl.known and msl.value == seq_len:
+            return msl
+    return seq
+
+
 def shape_of(inputs: "EstimateInputs", setup: "TrainingSetup | None" = None) -> Shape | None:
     """The shape of an estimate made from ``inputs`` (of ``setup``, when given), or ``None``
     for a load-only estimate (a file that does not train has no batch).
@@ -137,7 +150,7 @@ def shape_of(inputs: "EstimateInputs", setup: "TrainingSetup | None" = None) -> 
     assumed = set(inputs.assumed)
     where = _file_word(setup)
     b, s = inputs.batch_size, inputs.seq_len
-    seq_setting = setup.get("training.max_seq_length") if setup is not None else None
+    seq_setting = training_length(setup, inputs.seq_len) if setup is not None else None
     seq_assumed = "seq_len" in assumed
     from lintlora.estimate.bounds import MAX_BATCH, MAX_SEQ_LEN
 

@@ -777,7 +777,8 @@ class SectionBuilders:
                                         if complete else f"may be passed through "
                                                          f"{', '.join(unresolved)}", None)
         extra = {}
-        for k in ("max_seq_length", "low_cpu_mem_usage", "full_finetuning", "revision"):
+        for k in ("max_seq_length", "low_cpu_mem_usage", "full_finetuning", "revision") + (
+                ("fast_inference", "gpu_memory_utilization") if unsloth else ()):
             if k in args:
                 extra[k] = self.setting(args[k][0], args[k][1], args[k][2], k)
         use_cache_writes = self.config_writes("use_cache")
@@ -792,6 +793,9 @@ class SectionBuilders:
             quant = self.quant_section(qv, qnode)
         else:
             flags = self.settings_of(args, complete, (), ("load_in_4bit", "load_in_8bit"), None)
+            if unsloth:
+                flags = _unsloth_flags(flags, self.settings_of(
+                    args, complete, (), ("load_in_16bit", "full_finetuning"), None), complete, self.span(node))
             if flags:
                 bits = _bits(flags.get("load_in_4bit"), flags.get("load_in_8bit"))
                 if not (bits.known and not bits.value):
@@ -850,6 +854,35 @@ def _is_dotted(node: Any) -> bool:
     while type(node) is cst.Attribute:
         node = node.value
     return type(node) is cst.Name
+
+
+_UNSLOTH_LOADER = "unsloth unsloth/models/loader.py @ 015bdef0d94a (FastLanguageModel/FastModel.from_pretrained)"
+
+
+def _unsloth_flags(flags: dict, more: dict, complete: bool, span: Any) -> dict:
+    """unsloth's ``from_pretrained`` flags with its defaults filled in: ``load_in_4bit=True``,
+    ``load_in_8bit=False`` (``unsloth/models/loader.py``), and ``full_finetuning=True`` turning
+    4-bit and 8-bit off ("You selected full finetuning support, but 4bit / 8bit is enabled -
+    disabling LoRA / QLoRA"); ``load_in_16bit=True`` with the default 4-bit is refused there
+    ("Can only load in 4bit or 8bit or 16bit"), so the 4-bit default only holds without it.
+    A call lintlora cannot see whole (``**kwargs``) keeps what it has: nothing is defaulted."""
+    if not complete:
+        return flags
+    out = dict(flags)
+    full, sixteen = more.get("full_finetuning"), more.get("load_in_16bit")
+    if any(x is not None and not x.known for x in (full, sixteen)):
+        return out
+    if full is not None and full.value:
+        off = Setting(False, full.origin, full.span, full.key_span,
+                      "full_finetuning=True disables 4-bit/8-bit (" + _UNSLOTH_LOADER + ")", full.expr)
+        return {"load_in_4bit": off, "load_in_8bit": off}
+    if "load_in_8bit" not in out:
+        out["load_in_8bit"] = Setting(False, Origin.LIBRARY_DEFAULT, span, None, _UNSLOTH_LOADER, None)
+    if "load_in_4bit" not in out:
+        four = not (sixteen is not None and sixteen.value) and not (out["load_in_8bit"].known
+                                                                      and out["load_in_8bit"].value)
+        out["load_in_4bit"] = Setting(four, Origin.LIBRARY_DEFAULT, span, None, _UNSLOTH_LOADER, None)
+    return out
 
 
 def _bits(four: Setting | None, eight: Setting | None) -> Setting:

@@ -798,7 +798,10 @@ class _Extractor(SectionBuilders):
     def assemble(self, found: _Found) -> list[TrainingSetup]:
         self.found = found
         calls = self.call_sites(found)
-        evidence = tuple(found.evidence)
+        from lintlora.extract.pylaunch import docstring_launch, module_docstring
+
+        evidence = tuple(found.evidence) + tuple(
+            docstring_launch(module_docstring(self.module), self.source, self.path))
         dataloaders = tuple(self.dataloader_spec(rec) for rec in found.dataloaders)
         is_training = found.training_signals > 0
         from lintlora.extract.limits import MAX_SETUPS, limit, setups_left_out

@@ -175,7 +175,9 @@ class _Basis:
             self.floor["batch_size"] = 1
             self.floor_words.append("batch 1")
 
-        seq = setup.get("training.max_seq_length")
+        from lintlora.estimate.shape import training_length
+
+        seq = training_length(setup, inputs.seq_len)
         seq_from_file = "seq_len" not in assumed and seq.known and seq.value == inputs.seq_len
         if seq_from_file and facts.set_at_launch(seq):
             self.launch.append(f"{inputs.seq_len} tokens per sequence {facts.launch_hint(seq)}")

@@ -243,6 +243,9 @@ def _quantization(doc: ConfigDoc, compute: Setting) -> Quantization | None:
         if weight_dtype.is_("nf4"):
             fields["bnb_4bit_quant_type"] = derived("nf4", weight_dtype)
         return Quantization(span=backend.key_span, **fields)
+    stored = _model_quantization_config(doc)
+    if stored is not None:
+        return stored
     if gptq is not None and gptq.is_(True):
         return Quantization(method=derived("gptq", gptq), bits=derived(4, gptq, _SRC_PEFT
                                                                       + " (gptq: 4-bit GPTQ)"),
@@ -283,6 +286,52 @@ def _quantization(doc: ConfigDoc, compute: Setting) -> Quantization | None:
         return Quantization(method=derived("bitsandbytes", q8), bits=derived(8, q8),
                             span=q8.key_span)
     return None
+
+
+_CCE_PLUGIN = "axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin"
+
+
+def _cce_plugin(doc: ConfigDoc) -> Setting | None:
+    """``cut_cross_entropy: true`` implied by ``plugins: [...CutCrossEntropyPlugin]`` with no
+    ``cut_cross_entropy`` key: the plugin's own argument defaults to True
+    (``src/axolotl/integrations/cut_cross_entropy/args.py`` ``CutCrossEntropyArgs`` @ 067b021c8b87,
+    ``cut_cross_entropy: Optional[bool] = True``)."""
+    plugins = doc.setting("plugins")
+    if plugins is None or not plugins.known or not isinstance(plugins.value, (list, tuple)):
+        return None
+    if not any(isinstance(p, str) and p.strip() == _CCE_PLUGIN for p in plugins.value[:64]):
+        return None
+    return derived(True, plugins, "axolotl src/axolotl/integrations/cut_cross_entropy/args.py @ 067b021c8b87 "
+                   "(plugins: CutCrossEntropyPlugin; cut_cross_entropy defaults to True)")
+
+
+_MODEL_QUANT_CONFIGS = {"Mxfp4Config": ("mxfp4", 4), "FineGrainedFP8Config": ("fp8", 8)}
+
+
+def _model_quantization_config(doc: ConfigDoc) -> Quantization | None:
+    """``model_quantization_config: Mxfp4Config|FineGrainedFP8Config`` with its
+    ``model_quantization_config_kwargs`` (``dequantize: true``): axolotl passes
+    ``Mxfp4Config(**model_quantization_config_kwargs)`` as the ``quantization_config``
+    (``src/axolotl/loaders/model.py`` ``_set_quantization_config`` @ 067b021c8b87; the schema
+    allows only these two names, ``utils/schemas/model.py``), as a Python script's
+    ``Mxfp4Config(dequantize=True)`` would be read.
+    """
+    cls = doc.setting("model_quantization_config", as_str)
+    if cls is None or not cls.known:
+        return None
+    found = _MODEL_QUANT_CONFIGS.get(str(cls.value).strip())
+    if found is None:
+        return None
+    method, bits = found
+    src = "axolotl src/axolotl/loaders/model.py _set_quantization_config @ 067b021c8b87"
+    extra: dict[str, Setting] = {}
+    kwargs = doc.mapping("model_quantization_config_kwargs")
+    e = kwargs.get("dequantize") if kwargs is not None else None
+    if e is not None:
+        extra["dequantize"] = doc.entry_setting(e, as_bool,
+                                                expr="model_quantization_config_kwargs.dequantize")
+    return Quantization(method=derived(method, cls, src), bits=derived(bits, cls, src),
+                        span=cls.key_span, extra=extra)
 
 
 # ---- LoRA --------------------------------------------------------------------------------------
@@ -368,6 +417,9 @@ def _training(doc: ConfigDoc) -> tuple[TrainingArgs, list[Evidence]]:
         s = doc.setting(key)
         if s is not None:
             extra[key] = s
+    cce_plugin = _cce_plugin(doc)
+    if "cut_cross_entropy" not in extra and cce_plugin is not None:
+        extra["cut_cross_entropy"] = cce_plugin
     extra.update(axolotl_rl(doc))  # rl: dpo|ipo|orpo|kto|simpo|grpo (dialects/_rl.py)
     tf32 = tf32_setting(doc)  # passed to TrainingArguments: src/axolotl/core/builders/base.py
     if tf32 is not None:

@@ -351,7 +351,10 @@ def build_v1(doc: ConfigDoc) -> TrainingSetup:
         method = (derived("bitsandbytes", qname) if qname.is_("bnb")
                   else Setting(None, Origin.UNKNOWN, qname.span, qname.key_span, None,
                                f"quant_config.name: {qname.value}"))
-        quant = Quantization(method=method, bits=qbits, span=qname.key_span)
+        qfields: dict[str, Any] = {}
+        if qname.is_("bnb"):
+            qbits, qfields = _v1_bnb(doc, qbits)
+        quant = Quantization(method=method, bits=qbits, span=qname.key_span, **qfields)
 
     lora = None
     pname = doc.setting("peft_config.name", as_str)
@@ -377,3 +380,38 @@ def build_v1(doc: ConfigDoc) -> TrainingSetup:
     model = ModelLoad(span=name.key_span if name else None, **mfields)
     return doc.new_setup("llama-factory", NAME_V1, model=model, quantization=quant, lora=lora,
                          training=TrainingArgs(extra=extra, **tf), launch=tuple(launch))
+
+
+_SRC_V1_BNB = ("LLaMA-Factory src/llamafactory/v1/plugins/model_plugins/quantization.py @ ff6d4d12eeb0 "
+               "(BnbParams)")
+
+
+def _as_dtype(v: Any) -> Any:
+    from lintlora.extract.dialects._base import as_dtype
+
+    return as_dtype(v)
+
+
+def _v1_bnb(doc: ConfigDoc, bits: Setting) -> tuple[Setting, dict[str, Setting]]:
+    """A v1 ``quant_config: {name: bnb}``'s bits and BitsAndBytesConfig fields with v1's own
+    defaults (``BnbParams``: ``quantization_bit`` None -> 4-bit, ``quantization_type: nf4``,
+    ``double_quantization: True``, ``compute_dtype: float16`` (read only where written), passed as
+    ``BitsAndBytesConfig(bnb_4bit_quant_type=..., bnb_4bit_use_double_quant=...,
+    bnb_4bit_compute_dtype=...)``), not bitsandbytes' (fp4, no double quantization)."""
+    if not doc.has("quant_config.quantization_bit"):
+        bits = default(4, _SRC_V1_BNB + ": quantization_bit not specified defaults to 4-bit",
+                       "quant_config.quantization_bit")
+    if not bits.is_(4):
+        return bits, {}
+    fields = {
+        "bnb_4bit_quant_type": doc.setting("quant_config.quantization_type", as_str)
+        or default("nf4", _SRC_V1_BNB, "quant_config.quantization_type"),
+        "bnb_4bit_use_double_quant": doc.setting("quant_config.double_quantization", as_bool)
+        or default(True, _SRC_V1_BNB, "quant_config.double_quantization"),
+    }
+    # compute_dtype (v1 default "float16") is taken only as written: it changes no byte of the
+    # estimate, and a library default is no ground for LL002's fp16 finding on v1's own example
+    written = doc.setting("quant_config.compute_dtype", _as_dtype)
+    if written is not None:
+        fields["bnb_4bit_compute_dtype"] = written
+    return bits, fields

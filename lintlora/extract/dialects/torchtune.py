@@ -275,6 +275,9 @@ def _training(doc: ConfigDoc, dtype: Setting) -> tuple[TrainingArgs, list[Eviden
         s = doc.setting(key)
         if s is not None:
             extra[key.split(".")[0]] = s
+    trainer = _preference_trainer(extra.get("loss"))
+    if trainer is not None:
+        extra["trainer"] = trainer
     launch: list[Evidence] = []
     for key in ("fsdp_cpu_offload", "fsdp_reshard_after_forward", "tensor_parallel_dim",
                 "data_parallel_shard_dim"):
@@ -312,3 +315,25 @@ def _distributed_header(doc: ConfigDoc) -> list[Evidence]:
                          + (f" on {n.group(1)} processes" if n else ""))]
     return []
 
+
+# torchtune's preference losses (torchtune/rlhf/loss/dpo.py @ bd2a0fc7c314: DPOLoss, RSOLoss;
+# older releases: torchtune.modules.rlhf.loss, with IPOLoss and SimPOLoss), as the
+# ``--trainer`` key whose sequence shape they train with. The DPO recipes
+# (recipes/lora_dpo_single_device.py, lora_dpo_distributed.py, full_dpo_distributed.py) run
+# chosen and rejected concatenated along the batch (``concatenated_forward``: padded_collate_dpo
+# stacks both, ``len_chosen = input_ids.shape[0] // 2``), and the LoRA recipes take the
+# reference forward under ``disable_adapter(self._model)``, no second copy; the full recipe loads
+# a reference model (``full_dpo_distributed.py``: ``self._ref_model``).
+_PREFERENCE_LOSSES = {"DPOLoss": "dpo", "RSOLoss": "dpo", "IPOLoss": "ipo", "SimPOLoss": "simpo"}
+
+
+def _preference_trainer(loss: Setting | None) -> Setting | None:
+    """``training.extra["trainer"]`` for a ``loss._component_`` naming a preference loss."""
+    if loss is None or not loss.known or not isinstance(loss.value, str):
+        return None
+    module, _, cls = loss.value.strip().rpartition(".")
+    key = _PREFERENCE_LOSSES.get(cls)
+    if key is None or not module.startswith("torchtune.") or "rlhf" not in module:
+        return None
+    return derived(key, loss, f"loss._component_: {cls} (torchtune recipes/lora_dpo_single_device.py "
+                   "concatenated_forward: chosen and rejected in one batch)")
