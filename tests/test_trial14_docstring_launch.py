@@ -91,3 +91,14 @@ def test_the_estimate_says_the_run_is_sharded(tmp_path):
     r = CliRunner().invoke(estimate_cmd, [str(p), "--gpu", "a100-80gb", "--format", "json"])
     e = json.loads(r.output[r.output.index("{"):])["estimate"]
     assert any(a.startswith("sharded launch") and "deepspeed_zero3.yaml" in a for a in e["assumptions"])
+
+
+def test_a_docstring_with_a_nul_byte_is_no_launch_and_no_crash():
+    # found by tests/test_extract_robustness.py's mutations: LibCST evaluates the docstring with
+    # ast.literal_eval, which raises SyntaxError for a NUL byte on CPython 3.11
+    import libcst as cst
+
+    from lintlora.extract.pylaunch import module_docstring
+
+    module = cst.parse_module('"""accelerate launch --config_file zero3.yaml \x00 train.py"""\nx = 1\n')
+    assert module_docstring(module) is None

@@ -62,5 +62,7 @@ def module_docstring(module: Any) -> str | None:
     """A LibCST module's docstring (``cst.Module.get_docstring``), ``None`` when it has none."""
     try:
         return module.get_docstring(clean=False)
-    except (AttributeError, TypeError, ValueError):
+    except (AttributeError, TypeError, ValueError, SyntaxError, RecursionError):
+        # LibCST evaluates the string literal with ast.literal_eval, which raises SyntaxError
+        # for a NUL byte in it (CPython 3.11) and ValueError on other releases
         return None
