@@ -305,7 +305,27 @@ def test_python_forms_and_commands_that_are_not_launches():
     assert launches_in_text(text, "/proj/run.sh").launches == ()
 
 
+def test_option_names_survive_unknown_values():
+    launch = _one("torchrun --nproc_per_node=8 --node_rank=$RANK --master_addr $ADDR "
+                  "train.py --lr=$LR --x 1\n")
+    assert launch.entry.text == "train.py" and launch.processes_per_node.value == 8
+    from lintlora.extract.launch_argv import split_option
+    name, value = split_option(launch.argv[0])
+    assert (name, value.text, value.raw) == ("--lr", None, "--lr=$LR")
+    assert _texts(launch.argv[1:]) == ["--x", "1"]
+    unknown_script = _one('python "$SCRIPT" --x 1\n')
+    assert unknown_script.entry.text is None and _texts(unknown_script.argv) == ["--x", "1"]
+
+
 # --- the shell ---------------------------------------------------------------------------------
+
+def test_arithmetic_commands_and_c_style_loops():
+    text = ("for ((i=1; i<=3; i++)); do python a.py --i $i; done\n"
+            "if (( N > 2 )); then python b.py; fi\n")
+    a, b = launches_in_text(text, "/p/r.sh").launches
+    assert a.argv[1].text is None and a.sweep is None  # not expanded: the values are computed
+    assert b.entry.text == "b.py"
+
 
 def test_continuations_keep_the_first_line_and_each_word_line():
     launch = _one("\n# setup\ntorchrun \\\n  --nproc_per_node 2 \\\n  train.py \\\n  --lr 3e-4\n")

@@ -28,7 +28,8 @@ What is read (the data: :mod:`lintlora.extract.launch_model`):
 - GitHub workflows (``.github/workflows/*.yml``): every ``jobs.<job>.steps[*].run``, read
   with the project's YAML loader, with the workflow's, job's and step's ``env:`` (a
   ``${{ ... }}`` expression is unknown) and ``working-directory`` (the repository is the folder
-  above ``.github``).
+  above ``.github``); a step whose ``shell:`` (or the job's / workflow's ``defaults.run.shell``,
+  or a Windows runner's default, ``pwsh``) is not ``bash``/``sh`` is skipped.
 
 The layering: this module reads files and returns data; it imports only the model layer
 (:mod:`lintlora.safeio`, :mod:`lintlora.training_setup`) and extraction.
@@ -498,7 +499,7 @@ _GHA_EXPR = re.compile(r"\$\{\{.*?\}\}", re.S)
 
 
 def _workflow(text: str, out: _Collector) -> None:
-    from lintlora.extract.yaml_loader import YMap, YScalar, YSeq, load_config_text
+    from lintlora.extract.yaml_loader import YMap, YScalar, YSeq, load_config_text, to_python
     try:
         root = load_config_text(text, out.path)
     except ExtractError as exc:
@@ -538,7 +539,26 @@ def _workflow(text: str, out: _Collector) -> None:
             return os.path.normpath(os.path.join(repo, entry.value.value))
         return default
 
+    def shell_of(node) -> str | None:
+        """The ``shell:`` of a step, or ``defaults.run.shell`` of a job or the workflow."""
+        if not isinstance(node, YMap):
+            return None
+        entry = node.get("shell")
+        if entry is None:
+            defaults = node.get("defaults")
+            run = defaults.value.get("run") if defaults and isinstance(defaults.value, YMap) \
+                else None
+            entry = run.value.get("shell") if run and isinstance(run.value, YMap) else None
+        if entry is not None and isinstance(entry.value, YScalar):
+            return str(entry.value.value)
+        return None
+
+    def on_windows(job) -> bool:
+        runs_on = job.get("runs-on")
+        return runs_on is not None and "windows" in str(to_python(runs_on.value)).lower()
+
     top_env = env_of(root)
+    top_shell = shell_of(root)
     top_dir = workdir_of(root, repo)
     jobs = root.get("jobs")
     if jobs is None or not isinstance(jobs.value, YMap):
@@ -548,6 +568,7 @@ def _workflow(text: str, out: _Collector) -> None:
             continue
         job_env = {**top_env, **env_of(job.value)}
         job_dir = workdir_of(job.value, top_dir)
+        job_shell = shell_of(job.value) or top_shell
         steps = job.value.get("steps")
         if steps is None or not isinstance(steps.value, YSeq):
             continue
@@ -558,6 +579,9 @@ def _workflow(text: str, out: _Collector) -> None:
             if run is None or not isinstance(run.value, YScalar) or \
                     not isinstance(run.value.value, str):
                 continue
+            shell = shell_of(step) or job_shell or ("pwsh" if on_windows(job.value) else "bash")
+            if not re.match(r"(ba|z)?sh\b", shell):
+                continue  # pwsh, cmd, python: not shell text (a Windows runner's default is pwsh)
             env = {**job_env, **env_of(step)}
             script = run.value.value
             counter = [0]

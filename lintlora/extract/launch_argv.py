@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from lintlora.extract.launch_model import ConfigRef, Count, ShellValue
 
-__all__ = ["Classified", "classify", "visible_device_count"]
+__all__ = ["Classified", "classify", "visible_device_count", "split_option"]
 
 _TORCHRUN_FLAGS = {"--standalone", "-m", "--module", "--no-python", "--no_python",
                    "--run-path", "--run_path", "--virtual-local-rank", "--virtual_local_rank",
@@ -57,6 +57,7 @@ _SRUN_VALUED = {"-N", "-n", "-c", "-p", "-J", "-o", "-e", "-t", "-G", "-w", "-A"
                 "--gpus-per-task", "--container-image", "--container-mounts", "-np", "-H",
                 "--hostfile", "-x"}
 _CONFIG_SUFFIXES = (".json", ".yaml", ".yml")
+_LITERAL_OPTION = re.compile(r"(--?[A-Za-z][A-Za-z0-9_.-]*)=")
 _PYTHON = re.compile(r"(^|/)python(3(\.\d+)?)?$")
 
 
@@ -96,10 +97,17 @@ def visible_device_count(value: ShellValue, source: str) -> Count:
     return Count(len(items) if ok else None, text, source, value.line)
 
 
-def _opt(word: ShellValue) -> tuple[str | None, ShellValue | None]:
-    """``--name=value`` -> (``--name``, value); ``--name`` -> (``--name``, None)."""
+def split_option(word: ShellValue) -> tuple[str | None, ShellValue | None]:
+    """``--name=value`` -> (``--name``, value); ``--name`` -> (``--name``, None); anything
+    else -> (None, None). A word whose value is unknown but whose option name is written
+    literally (``--lr=$LR``, ``--output_dir="$(date)"``) gives the name and an unknown value."""
     text = word.text
-    if text is None or not text.startswith("-") or text == "-":
+    if text is None:
+        m = _LITERAL_OPTION.match(word.raw)
+        if m is None:
+            return None, None
+        return m.group(1), ShellValue(None, "unknown", word.raw, word.line, word.note)
+    if not text.startswith("-") or text == "-":
         return None, None
     if text.startswith("--") and "=" in text:
         name, _, value = text.partition("=")
@@ -121,9 +129,7 @@ def _options(words: list[ShellValue], flags: set[str]) -> tuple[dict[str, ShellV
     norm_flags = {_norm(f) for f in flags}
     while i < len(words):
         word = words[i]
-        if not word.known:
-            break
-        name, value = _opt(word)
+        name, value = split_option(word)
         if name is None:
             break
         if name == "--":
@@ -226,7 +232,7 @@ def _python(words: list[ShellValue]) -> Classified | None:
     while i < len(words):
         text = words[i].text
         if text is None:
-            return None
+            break  # an unknown script (python "$SCRIPT"): a launch whose entry is unknown
         if text == "-m":
             if i + 1 >= len(words) or not words[i + 1].known:
                 return None
@@ -418,7 +424,7 @@ def _tune(words: list[ShellValue]) -> Classified | None:
         result.module = recipe.text
     _torchrun_counts(result, opts)
     for k, word in enumerate(after):
-        name, value = _opt(word)
+        name, value = split_option(word)
         if name == "--config":
             value = value if value is not None else (after[k + 1] if k + 1 < len(after) else None)
             if value is not None:
@@ -438,7 +444,7 @@ def _litgpt(words: list[ShellValue]) -> Classified | None:
     after = words[k:]
     result = Classified("litgpt", words[:k], subcommand=sub, argv=after)
     for j, word in enumerate(after):
-        name, value = _opt(word)
+        name, value = split_option(word)
         if name is None:
             continue
         if value is None and j + 1 < len(after):
@@ -464,7 +470,7 @@ def _argv_configs(words: list[ShellValue]) -> list[tuple[str, str | None, ShellV
     found: list[tuple[str, str | None, ShellValue]] = []
     previous: str | None = None
     for word in words:
-        name, value = _opt(word)
+        name, value = split_option(word)
         target = value if value is not None else (word if name is None else None)
         option = name if value is not None else previous
         if target is not None and target.known and target.text.endswith(_CONFIG_SUFFIXES):

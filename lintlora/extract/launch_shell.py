@@ -410,7 +410,8 @@ class _Parser:
             return self.parse_simple()
         if tok.kind == "op" and tok.text == "(":
             self.i += 1
-            if self.at_op("("):  # (( arithmetic ))
+            if self.at_op("(") and self.peek().start == tok.start + 1:  # (( arithmetic ))
+                self.i += 1
                 return self._skip_arithmetic(tok.start)
             body = self.parse_list(set(), (")",))
             self._expect_op(")", tok.start)
@@ -509,6 +510,7 @@ class _Parser:
         self.i += 1
         if not self.at_op("("):
             raise ShellError("expected '((' after 'for'", start)
+        self.i += 1
         self._skip_arithmetic(start)
 
     def parse_if(self) -> Branches:
@@ -685,14 +687,13 @@ class Evaluator:
         elif isinstance(node, FuncDef):
             self.funcs[node.name] = node
 
+    # variables are never changed in place (an assignment stores a new _Var), so a snapshot is
+    # a shallow copy and the names an arm changed are those whose _Var is not the one before
     def _snapshot(self):
-        return ({k: _Var(v.value, v.exported) for k, v in self.vars.items()}, self.workdir,
-                self.tainted)
+        return (dict(self.vars), self.workdir, self.tainted)
 
     def _restore(self, saved) -> None:
-        self.vars, self.workdir, self.tainted = ({k: _Var(v.value, v.exported)
-                                                  for k, v in saved[0].items()},
-                                                 saved[1], saved[2])
+        self.vars, self.workdir, self.tainted = dict(saved[0]), saved[1], saved[2]
 
     def branches(self, node: Branches) -> None:
         self.run(node.conditions)
@@ -707,7 +708,8 @@ class Evaluator:
         self._restore(before)
         names = set()
         for vars_, _, _ in outcomes:
-            names.update(vars_)
+            names.update(k for k, v in vars_.items() if before[0].get(k) is not v)
+            names.update(k for k in before[0] if k not in vars_)
         for name in names:
             values = [o[0].get(name) for o in outcomes]
             first = values[0]
@@ -865,7 +867,7 @@ class Evaluator:
             elif _NAME.match(tok.text):
                 old = self.vars.get(tok.text)
                 if old is not None:
-                    old.exported = old.exported or export
+                    self.vars[tok.text] = _Var(old.value, old.exported or export)
                 elif export:
                     self.vars[tok.text] = _Var(self._unset(tok.text), True)
 
