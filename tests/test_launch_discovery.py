@@ -274,6 +274,18 @@ def test_dialect_clis(command, launcher, sub, config):
     assert launch.configs[0].value.text == config and launch.configs[0].option is None
 
 
+def test_llamafactory_reads_its_torchrun_variables():
+    # LLaMA-Factory's launcher.py: torchrun --nproc_per_node $NPROC_PER_NODE --nnodes $NNODES
+    text = ("export NNODES=2\n"
+            "FORCE_TORCHRUN=1 NPROC_PER_NODE=4 llamafactory-cli train examples/x.yaml\n")
+    launch = _one(text)
+    assert (launch.processes_per_node.value, launch.processes_per_node.source) == (4, "NPROC_PER_NODE")
+    assert (launch.nodes.value, launch.nodes.line) == (2, 1)
+    assert launch.distributed == ("FORCE_TORCHRUN",)
+    plain = _one("llamafactory-cli train examples/x.yaml\n")
+    assert plain.processes_per_node is None and plain.distributed == ()
+
+
 def test_tune_run_with_torchrun_options_and_overrides():
     launch = _one("tune run --nproc_per_node 2 lora_finetune_distributed --config "
                   "llama3_1/8B_lora batch_size=4 enable_activation_checkpointing=True\n")
@@ -631,6 +643,13 @@ def test_recursive_functions_and_special_files(tmp_path):
     os.symlink("/etc/hostname", link)
     found = _quick(lambda: discover_launches([fifo, link]))
     assert found.launches == () and len(found.problems) == 2
+
+
+def test_named_files_of_no_launch_kind_are_skipped(tmp_path):
+    root = _repo(tmp_path, {"train.py": "import os\nos.system('torchrun x.py')\n",
+                            "cfg.yaml": "run: torchrun t.py\n"})
+    found = discover_launches([os.path.join(root, "train.py"), os.path.join(root, "cfg.yaml")])
+    assert found.launches == () and found.problems == ()
 
 
 def test_outside_the_project_is_not_read(tmp_path):

@@ -106,7 +106,10 @@ def discover_launches(paths, *, root: str | None = None) -> LaunchDiscovery:
         if problem is not None:
             problems.append(problem)
             continue
-        found = launches_in_text(text, path)
+        kind = launch_file_kind(path, text[:4096])
+        if kind is None:
+            continue  # a file named that is no launch file (a Python script, a config)
+        found = launches_in_text(text, path, kind)
         launches.extend(_located(launch, top) for launch in found.launches)
         problems.extend(found.problems)
     return LaunchDiscovery(tuple(launches), tuple(problems), tuple(read))
@@ -265,6 +268,8 @@ def _launch(path: str, kind: str, command: Command, found: Classified,
                        else cvd.value.assigned_line), "CUDA_VISIBLE_DEVICES")
         if not cvd.prefix and cvd.value.assigned_line:
             visible = Count(visible.value, visible.text, visible.source, cvd.value.assigned_line)
+    if found.launcher == "llamafactory" and found.subcommand == "train":
+        _llamafactory_env(found, env)
     entry_path = _resolve(found.entry, workdir) if found.entry is not None else None
     configs = tuple(ConfigRef(role, option, value, _resolve(value, workdir))
                     for role, option, value in found.configs)
@@ -277,6 +282,26 @@ def _launch(path: str, kind: str, command: Command, found: Classified,
         mixed_precision=found.mixed_precision, configs=configs, env=env_vars, workdir=workdir,
         sweep=command.sweep, loop_values=command.loop_values, slurm=slurm,
         function=command.function)
+
+
+def _llamafactory_env(found: Classified, env: dict[str, EnvVar]) -> None:
+    """``llamafactory-cli train`` starts torchrun itself when ``FORCE_TORCHRUN`` is set or more
+    than one device is visible, with ``--nproc_per_node $NPROC_PER_NODE`` (default: the device
+    count) and ``--nnodes $NNODES`` (default 1): ``src/llamafactory/launcher.py`` ``launch()``,
+    hiyouga/LLaMA-Factory ff6d4d12e (2026-08-18). The variables given are recorded here; their
+    defaults (the visible device count) are the caller's to apply."""
+    for name, attribute in (("NPROC_PER_NODE", "processes_per_node"), ("NNODES", "nodes")):
+        var = env.get(name)
+        if var is not None and getattr(found, attribute) is None:
+            line = var.value.line if var.prefix or not var.value.assigned_line \
+                else var.value.assigned_line
+            text = var.value.text
+            number = int(text) if text is not None and re.fullmatch(r"[1-9][0-9]{0,5}", text) \
+                else None
+            setattr(found, attribute, Count(number, text, name, line))
+    force = env.get("FORCE_TORCHRUN")
+    if force is not None and (force.value.text or "").lower() in ("true", "y", "1"):  # is_env_enabled
+        found.distributed.append("FORCE_TORCHRUN")
 
 
 def _resolve(value: ShellValue, workdir: str | None) -> str | None:
