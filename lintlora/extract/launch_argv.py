@@ -31,7 +31,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from lintlora.extract.launch_model import ConfigRef, Count, ShellValue
+from lintlora.extract.launch_model import Count, ShellValue
 
 __all__ = ["Classified", "classify", "visible_device_count", "split_option"]
 
