@@ -628,9 +628,22 @@ def test_value_growth_and_token_count_are_bounded():
     doubling = "A=x\n" + "A=\"$A$A\"\n" * 60 + "python t.py $A\n"
     launch = _quick(lambda: _one(doubling))
     assert launch.argv[0].text is None and "longer than" in launch.argv[0].note
-    many = "python t.py " + "x " * 300_000 + "\n"
+    many = "python first.py\n" + "python t.py " + "x " * 300_000 + "\n"
     found = _quick(lambda: launches_in_text(many, "/p/r.sh"))
     assert found.problems and found.problems[0].code == "LL998"
+    assert [l.entry.text for l in found.launches] == ["first.py"]  # the lines before it
+    launches = "python t.py --x 1\n" * 15_000
+    found = _quick(lambda: launches_in_text(launches, "/p/r.sh"))
+    assert len(found.launches) == 256 and found.problems[-1].code == "LL998"
+
+
+def test_makefile_expansion_is_bounded():
+    text = ("A = $(A)x\nB = " + "$(C)" * 100 + "\nC = " + "$(D)" * 100 + "\nD = " +
+            "$(E)" * 100 + "\nE = " + "y" * 1000 + "\n"
+            "all:\n\tpython t.py $(A) $(B)\n")
+    launch = _quick(lambda: _one(text, "/p/Makefile"))
+    assert launch.entry.text == "t.py"
+    assert all(v.text is None or len(v.text) <= 65_536 for v in launch.argv)
 
 
 def test_recursive_functions_and_special_files(tmp_path):

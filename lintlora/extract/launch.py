@@ -228,7 +228,7 @@ class _Collector:
             self.problem(lines.line(exc.offset), lines.column(exc.offset),
                          f"{exc.message}: the shell text from here is not read", exc.code)
             cut = text.rfind("\n", 0, exc.offset)
-            if cut <= 0 or exc.code == LIMIT_CODE and "tokens" in exc.message:
+            if cut <= 0:
                 return []
             try:  # the complete commands before the line of the problem, as bash runs them
                 return parse(tokenize(text[:cut + 1]))
@@ -468,15 +468,21 @@ def _makefile(text: str, out: _Collector) -> None:
     folder = os.path.dirname(os.path.abspath(out.path))
     for number, recipe in recipes:
         unknown: dict[str, ShellValue] = {}
-        shell_text = _make_expand(recipe.lstrip("@-+ \t"), variables, unknown, 0)
+        shell_text = _make_expand(recipe.lstrip("@-+ \t"), variables, unknown, 0,
+                                  [_MAKE_BUDGET])
         if not shell_text.strip():
             continue
         column = len(recipe) - len(recipe.lstrip("@-+ \t")) + 2
         out.shell(shell_text, LineMap(shell_text, number, column), env=unknown, workdir=folder)
 
 
+_MAKE_BUDGET = 65_536
+"""Characters make's expansion of one recipe line may produce at most (``A = $(B)$(B)...``
+nested eight deep would otherwise grow exponentially); beyond it a reference is unknown."""
+
+
 def _make_expand(text: str, variables: dict[str, str | None], unknown: dict[str, ShellValue],
-                 depth: int) -> str:
+                 depth: int, budget: list[int]) -> str:
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
@@ -507,8 +513,9 @@ def _make_expand(text: str, variables: dict[str, str | None], unknown: dict[str,
             ref = nxt
             i += 2
         value = variables.get(ref) if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", ref) else None
-        if value is not None and depth < MAX_EXPANSION_DEPTH and len(value) <= 4096:
-            out.append(_make_expand(value, variables, unknown, depth + 1))
+        if value is not None and depth < MAX_EXPANSION_DEPTH and len(value) <= budget[0]:
+            budget[0] -= len(value)
+            out.append(_make_expand(value, variables, unknown, depth + 1, budget))
             continue
         key = f"__lintlora_make_{len(unknown)}"
         why = ("is not assigned in the Makefile" if ref not in variables and
