@@ -662,7 +662,7 @@ def test_named_files_of_no_launch_kind_are_skipped(tmp_path):
     root = _repo(tmp_path, {"train.py": "import os\nos.system('torchrun x.py')\n",
                             "cfg.yaml": "run: torchrun t.py\n"})
     found = discover_launches([os.path.join(root, "train.py"), os.path.join(root, "cfg.yaml")])
-    assert found.launches == () and found.problems == ()
+    assert found.launches == () and found.problems == () and found.files_read == ()
 
 
 def test_outside_the_project_is_not_read(tmp_path):

@@ -86,6 +86,8 @@ def discover_launches(paths, *, root: str | None = None) -> LaunchDiscovery:
     problems: list[LaunchProblem] = []
     read: list[str] = []
     for path in _candidates(paths, problems):
+        if launch_file_kind(path) is None and "." in os.path.basename(path):
+            continue  # named, but by its name no launch file (train.py, cfg.yaml): not read
         top = root if root is not None else safeio.confinement_root(path)
         if not safeio.is_within(path, top):
             problems.append(LaunchProblem(path, None, None, "outside the project: not read",
@@ -108,7 +110,7 @@ def discover_launches(paths, *, root: str | None = None) -> LaunchDiscovery:
             continue
         kind = launch_file_kind(path, text[:4096])
         if kind is None:
-            continue  # a file named that is no launch file (a Python script, a config)
+            continue  # an extensionless file without a shell shebang
         found = launches_in_text(text, path, kind)
         launches.extend(_located(launch, top) for launch in found.launches)
         problems.extend(found.problems)
@@ -123,8 +125,8 @@ def _candidates(paths, problems: list[LaunchProblem]):
         path = os.fspath(path)
         if os.path.isdir(path) and not os.path.islink(path):
             for folder, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if d not in _SKIP_FOLDERS or d == ".github"
-                                 if not os.path.islink(os.path.join(folder, d)))
+                dirs[:] = sorted(d for d in dirs if d not in _SKIP_FOLDERS
+                                 and not os.path.islink(os.path.join(folder, d)))
                 for name in sorted(files):
                     full = os.path.join(folder, name)
                     if launch_file_kind(full) is None and not _maybe_script(full, name):
