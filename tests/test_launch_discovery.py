@@ -658,6 +658,20 @@ def test_recursive_functions_and_special_files(tmp_path):
     assert found.launches == () and len(found.problems) == 2
 
 
+def test_module_files_in_the_project(tmp_path):
+    root = _repo(tmp_path, {"scripts/run.sh": "python -m src.train --x 1\npython -m pkg\n"
+                                              "python -m torchtune_not_here.x\n",
+                            "src/train.py": "", "pkg/__main__.py": "",
+                            "Makefile": "all:\n\tpython -m src.train\n"})
+    found = discover_launches([root])
+    real = os.path.realpath(root)
+    paths = {(os.path.basename(l.path), l.module): l.module_path for l in found.launches}
+    assert paths == {("run.sh", "src.train"): os.path.join(real, "src", "train.py"),
+                     ("run.sh", "pkg"): os.path.join(real, "pkg", "__main__.py"),
+                     ("run.sh", "torchtune_not_here.x"): None,
+                     ("Makefile", "src.train"): os.path.join(root, "src", "train.py")}
+
+
 def test_named_files_of_no_launch_kind_are_skipped(tmp_path):
     root = _repo(tmp_path, {"train.py": "import os\nos.system('torchrun x.py')\n",
                             "cfg.yaml": "run: torchrun t.py\n"})

@@ -337,7 +337,8 @@ def _located(launch: Launch, root: str) -> Launch:
     is started from its own folder or from one above it, usually the repository's root:
     the file that exists there is the one meant; none found leaves the path ``None``)."""
     if launch.workdir is not None:
-        return launch
+        return replace(launch, module_path=_module_file(launch.module, (launch.workdir,), root)) \
+            if launch.module else launch
     folders = _search_folders(launch.path, root)
 
     def find(value: ShellValue | None) -> str | None:
@@ -351,7 +352,23 @@ def _located(launch: Launch, root: str) -> Launch:
 
     configs = tuple(replace(c, path=find(c.value)) for c in launch.configs)
     return replace(launch, entry_path=find(launch.entry), configs=configs,
-                   path_search=folders)
+                   path_search=folders, module_path=_module_file(launch.module, folders, root))
+
+
+def _module_file(module: str | None, folders: tuple[str, ...], root: str) -> str | None:
+    """The file ``python -m module`` runs when the module lies in the project: ``a/b.py`` or
+    ``a/b/__main__.py`` under the first of ``folders`` that holds one (as ``sys.path[0]`` is
+    the working folder under ``-m``); ``None`` for an installed package or an unknown name."""
+    if not module or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*",
+                                      module):
+        return None
+    relative = module.replace(".", os.sep)
+    for folder in folders:
+        for candidate in (relative + ".py", os.path.join(relative, "__main__.py")):
+            full = os.path.normpath(os.path.join(folder, candidate))
+            if safeio.is_within(full, root) and os.path.isfile(full):
+                return full
+    return None
 
 
 # --- SLURM ----------------------------------------------------------------------------------

@@ -153,6 +153,8 @@ class Launch:
             ``entry_path`` it resolved against the working folder (``cd`` followed; see
             ``path_search`` when that is unknown), absolute, ``None`` when unknown; ``module``: the ``-m`` module (``axolotl.cli.train``) or the
             torchtune recipe named (``lora_finetune_distributed``).
+        module_path: the file of ``module`` when it lies in the project (``src/train.py`` for
+            ``python -m src.train``; set by :func:`discover_launches` only), else ``None``.
         subcommand: ``llamafactory-cli``/``axolotl``/``tune``/``litgpt``'s subcommand
             (``train``, ``run``, ``finetune_lora``; ``litgpt finetune lora`` is
             ``finetune_lora``), and the last part of an ``axolotl.cli.*`` module.
@@ -189,6 +191,7 @@ class Launch:
     entry: ShellValue | None = None
     entry_path: str | None = None
     module: str | None = None
+    module_path: str | None = None
     subcommand: str | None = None
     argv: tuple[ShellValue, ...] = ()
     processes_per_node: Count | None = None
