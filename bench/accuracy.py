@@ -24,7 +24,8 @@ method: median and 90th-percentile absolute % error; bound rows (fits / OOM / ma
 scored right or wrong against the card's capacity.
 
 Rows left out, with the reason printed: LLaMA-Factory rules of thumb (not measurements),
-multi-GPU FSDP/ZeRO rows, load-phase-only rows, rows with no sequence length, models the
+multi-GPU rows whose data-parallel setup is not named (:func:`_sharding` scores the FSDP ones
+per GPU on the inputs and flags paths), load-phase-only rows, rows with no sequence length, models the
 catalog does not know (``unknown model``).
 
 ``--holdout`` fits each constant of ``lintlora/estimate/profiles.py`` / ``memory.py`` that was
@@ -217,15 +218,58 @@ def row_inputs(row: dict, arch) -> tuple[EstimateInputs, str]:
     return inputs, _counter(row)
 
 
+def _sharding(row: dict) -> tuple[dict, list[str]] | str:
+    """The :class:`EstimateInputs` fields and the ``lintlora estimate`` flags of a multi-GPU row
+    (:mod:`lintlora.estimate.sharding`), or why it is not scored.
+
+    * litgpt rows (``Lightning-AI/litgpt@8641822`` ``finetune/lora.py``): ``FSDPStrategy``
+      (FULL_SHARD, FSDP1, each ``Block`` a unit with ``use_orig_params=True``), checkpointing per
+      Block, global batch 128 by gradient accumulation under ``no_backward_sync``: 128 /
+      (micro-batch × devices) micro-batches per step.
+    * torchtune's distributed LoRA recipe (``lora_finetune_distributed``): FSDP2 ``fully_shard``
+      per layer; its 70B configs enable activation checkpointing (``70B_lora.yaml``
+      ``enable_activation_checkpointing: True``, an assumption for the README's table);
+      "no grad accumulation" as the row says.
+    * philschmid's FSDP-QLoRA notebook: TRL + accelerate FSDP1 ``full_shard auto_wrap offload``
+      with ``bnb_4bit_quant_storage=torch.bfloat16``, checkpointing on.
+    """
+    n = _int(row["num_gpus"]) or 1
+    fw = row["framework"].lower()
+    src = (row["source"] + " " + row["framework"]).lower()
+    if "lit-gpt" in fw or "litgpt" in fw:
+        gas = max(1, 128 // max(1, (_int(row["micro_batch"]) or 1) * n))
+        f = {"num_gpus": n, "fsdp": "full_shard", "fsdp_version": 1, "gradient_accumulation_steps": gas,
+             "gradient_checkpointing": True}
+    elif "torchtune" in src:
+        f = {"num_gpus": n, "fsdp": "full_shard", "fsdp_version": 2, "gradient_checkpointing": True,
+             "compile": "compile on" in row["source_path_or_url"]}
+    elif "fsdp + qlora" in fw:
+        f = {"num_gpus": n, "fsdp": "full_shard", "fsdp_version": 1, "quant_storage": "bfloat16",
+             "offload_optimizer": True, "offload_param": True, "gradient_checkpointing": True}
+    else:
+        return "multi-GPU, a setup the row does not name (model split, not data parallel)"
+    flags = ["--num-gpus", str(n), "--fsdp", f["fsdp"], "--fsdp-version", str(f["fsdp_version"]),
+             "--gradient-checkpointing"]
+    if f.get("gradient_accumulation_steps"):
+        flags += ["--gradient-accumulation-steps", str(f["gradient_accumulation_steps"])]
+    if f.get("quant_storage"):
+        flags += ["--quant-storage", f["quant_storage"]]
+    if f.get("offload_param"):
+        flags += ["--offload", "both"]
+    if f.get("compile"):
+        flags += ["--compile"]
+    return f, flags
+
+
 def _skip(row: dict) -> str | None:
     """Why a row is left out of every path, or ``None``."""
     k = row["kind"].lower()
     if k.startswith("estimate"):
         return "rule of thumb, not a measurement"
     if (_int(row["num_gpus"]) or 1) > 1 and not k.startswith("bound_oom"):
-        return "multi-GPU (FSDP/ZeRO sharding not modelled)"
-    if "fsdp" in row["grad_ckpt"].lower():
-        return "multi-GPU FSDP"
+        sh = _sharding(row)
+        if isinstance(sh, str):
+            return sh
     if "after model" in k and "training" not in k:
         return "load phase, not a training peak"
     if not row["seq_len"] and not k.startswith("bound_oom at any"):
@@ -310,10 +354,16 @@ def row_setup(row: dict) -> RowSetup | str:
     if arch is None:
         return f"unknown model {row['model']}"
     inputs, _ = row_inputs(row, arch)
+    extra = _extra(row, inputs)
+    sh = _sharding(row) if (_int(row["num_gpus"]) or 1) > 1 else None
+    if sh is not None and not isinstance(sh, str):  # a bound row of a named data-parallel setup too
+        fields, flags = sh
+        inputs = replace(inputs, **fields)
+        extra["sharding_flags"] = flags
     if row["kind"].lower().startswith("bound_oom at any"):
         inputs = replace(inputs, seq_len=1)
     gen = generator_for(row, inputs.framework)
-    return RowSetup(row["row_id"], _script_model(row, name, inputs), gen, inputs, _extra(row, inputs))
+    return RowSetup(row["row_id"], _script_model(row, name, inputs), gen, inputs, extra)
 
 
 @dataclass
@@ -415,6 +465,8 @@ def script_estimate(s: RowSetup, folder: Path, known: set[str] | None = None) ->
 def flag_estimate(s: RowSetup, known: set[str]) -> PathResult:
     """The flag path: the row's ``lintlora estimate`` argv."""
     argv, missing = argv_for(s, known)
+    if s.extra.get("sharding_flags"):  # a multi-GPU row: the per-GPU flags (_sharding)
+        argv = [a for a in argv if a != "--no-gradient-checkpointing"] + list(s.extra["sharding_flags"])
     r = _invoke(argv)
     r.missing = missing
     r.detail = " ".join(argv)
@@ -598,7 +650,11 @@ def score_paths(rows: list[dict], paths: tuple[str, ...] = PATHS) -> tuple[list[
             rr = RowResult(row, s, _counter(row), kind, measured)
             if "inputs" in paths:
                 rr.paths["inputs"] = inputs_estimate(s)
-            if "script" in paths:
+            if "script" in paths and s.extra.get("sharding_flags"):
+                # the launch (torchrun/accelerate/litgpt --devices) is not generated: launch
+                # discovery is issue 15's other part
+                rr.paths["script"] = PathResult(error="multi-GPU: no launch generated for the script path")
+            elif "script" in paths:
                 rr.paths["script"] = script_estimate(s, Path(tmp), known)
             if "flags" in paths:
                 rr.paths["flags"] = flag_estimate(s, known)
