@@ -160,7 +160,7 @@ def shard_terms(arch, inputs, *, weights: float, adapter_weights: float, gradien
                      train_numel, unit_params, root_params, weight_bytes, grad_bytes, full, arch)
     # DDP (or FSDP NO_SHARD, which is DDP with FSDP's bookkeeping): a full replica per rank and the
     # buckets' copy of every trainable gradient
-    bucket = train_numel * grad_bytes if n > 1 else 0.0
+    bucket = max(gradients, step_gradients) if n > 1 else 0.0  # in the gradients' own dtype
     notes.append(f"{head}: every rank holds the whole model, its gradients and optimizer states (data "
                  f"parallel replicas); + {_gb(bucket)} DDP gradient buckets (a flat copy of the "
                  f"{train_numel:,} trainable gradients in buckets of {DDP_BUCKET_CAP_BYTES // 2**20} MB, "
