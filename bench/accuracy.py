@@ -215,6 +215,10 @@ def row_inputs(row: dict, arch) -> tuple[EstimateInputs, str]:
         kbit_upcast=kbit, loss_impl=loss, master_fp32=master, framework=fw,
         checkpoint_offload=offload and fw == "unsloth", bnb_saves_input=bnb_old,
         torchao_unchunked=ao_old)
+    sh = _sharding(row) if (_int(row["num_gpus"]) or 1) > 1 else None
+    if sh is not None and not isinstance(sh, str):
+        # a multi-GPU row of a named data-parallel setup: per GPU (lintlora.estimate.sharding)
+        inputs = replace(inputs, **sh[0])
     return inputs, _counter(row)
 
 
@@ -356,10 +360,8 @@ def row_setup(row: dict) -> RowSetup | str:
     inputs, _ = row_inputs(row, arch)
     extra = _extra(row, inputs)
     sh = _sharding(row) if (_int(row["num_gpus"]) or 1) > 1 else None
-    if sh is not None and not isinstance(sh, str):  # a bound row of a named data-parallel setup too
-        fields, flags = sh
-        inputs = replace(inputs, **fields)
-        extra["sharding_flags"] = flags
+    if sh is not None and not isinstance(sh, str):  # row_inputs applied its fields
+        extra["sharding_flags"] = sh[1]
     if row["kind"].lower().startswith("bound_oom at any"):
         inputs = replace(inputs, seq_len=1)
     gen = generator_for(row, inputs.framework)
