@@ -142,8 +142,10 @@ def test_flag_path_matches_the_inputs_and_the_single_gpu_estimate():
 def test_litgpt_devices_default_to_fsdp():
     e = estimate_json("--model", "meta-llama/Llama-2-7b-hf", "--framework", "litgpt", "--batch-size", "1",
                       "--seq-len", "1304", "--method", "lora", "--num-gpus", "2")
-    assert e["sharding"] == "FSDP1 full_shard × 2 ranks"
-    assert any("FSDPStrategy" in a for a in e["assumptions"])
+    # litgpt since 2025-08: ModelParallelStrategy (fully_shard per Block, FSDP2), checkpointed
+    assert e["sharding"] == "FSDP2 full_shard × 2 ranks"
+    assert e["inputs"]["gradient_checkpointing"] is True
+    assert any("ModelParallelStrategy" in a for a in e["assumptions"])
 
 
 def test_zero_and_fsdp_together_is_a_usage_error():

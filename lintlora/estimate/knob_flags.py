@@ -37,7 +37,8 @@ steps N``                                                  ``gradient_accumulati
 ==========================  =============================  ==========================================
 
 litgpt with ``--num-gpus`` above 1 and no ``--fsdp``/``--zero-stage`` is priced as litgpt runs
-it: ``FSDPStrategy`` (FULL_SHARD, each ``Block`` one unit, ``use_orig_params=True``), said so.
+it: FULL_SHARD, each ``Block`` one unit, checkpointed; FSDP2 (``ModelParallelStrategy``, litgpt
+since 2025-08) unless ``--fsdp-version 1`` (``FSDPStrategy``, ``use_orig_params=True``), said so.
 
 Packing (``packing``, LLaMA-Factory ``neat_packing``, torchtune ``dataset.packed``) has no flag:
 the estimate already takes every sequence at ``--seq-len`` tokens, which packing makes exact.
@@ -238,12 +239,17 @@ def apply_sharding(inputs: Any, knobs: dict[str, Any], given: list[str], notes: 
         notes.append("--zero-stage/--fsdp without --num-gpus: one rank, nothing is partitioned (give --num-gpus N)")
     if (n > 1 and getattr(inputs, "framework", "") == "litgpt" and not ch.get("zero_stage") and not ch.get("fsdp")
             and not getattr(inputs, "fsdp", None)):
-        # litgpt finetune/lora.py: devices > 1 -> FSDPStrategy(auto_wrap_policy={Block},
-        # activation_checkpointing_policy={Block}) (Lightning-AI/litgpt@8641822), FULL_SHARD by default
+        # litgpt finetune/lora.py with devices > 1: since litgpt #2086 (2025-08-13,
+        # Lightning-AI/litgpt@26857050 litgpt/finetune/lora.py:158 and parallelize_fn:522)
+        # ModelParallelStrategy, each Block checkpoint-wrapped and fully_shard-ed (FSDP2); before,
+        # FSDPStrategy(auto_wrap_policy={Block}, activation_checkpointing_policy={Block}) (FSDP1,
+        # Lightning-AI/litgpt@8641822 finetune/lora.py): --fsdp-version 1
         ch["fsdp"] = "full_shard"
         ch["gradient_checkpointing"] = True
-        notes.append("litgpt with several devices: FSDPStrategy(auto_wrap_policy={Block}, "
-                     "activation_checkpointing_policy={Block}) assumed, FULL_SHARD (litgpt finetune/lora.py)")
+        ch.setdefault("fsdp_version", 2)
+        notes.append("litgpt with several devices: FULL_SHARD with activation checkpointing per Block assumed "
+                     "(litgpt finetune/lora.py: ModelParallelStrategy/fully_shard since litgpt 2025-08, FSDP2; "
+                     "--fsdp-version 1 for the FSDPStrategy of earlier releases)")
     if ch.get("offload_param") and not (ch.get("zero_stage", getattr(inputs, "zero_stage", 0)) == 3
                                         or ch.get("fsdp", getattr(inputs, "fsdp", None))):
         notes.append("--offload param needs ZeRO-3 or FSDP: ignored")
