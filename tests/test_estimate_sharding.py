@@ -11,7 +11,9 @@ DeepSpeed defaults (runtime/zero/config.py): reduce_bucket_size 5e8, stage3_pref
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -175,3 +177,51 @@ def test_litgpt_fsdp_rows_within_15_percent():
         errs.append(abs(e.allocated_bytes / 1e9 / gb - 1))
     errs.sort()
     assert (errs[1] + errs[2]) / 2 < 0.15
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "estimate" / "sharding"
+SCRIPT = '''from transformers import AutoModelForCausalLM, TrainingArguments, Trainer
+from peft import LoraConfig, get_peft_model
+model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype="bfloat16")
+model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))
+args = TrainingArguments(output_dir="o", per_device_train_batch_size=1, bf16=True, max_steps=10,
+                         deepspeed="ds/zero_stage3_offload_config.json")
+Trainer(model=model, args=args, train_dataset=ds).train()
+'''
+
+
+def _project(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "ds").mkdir()
+    shutil.copy(FIXTURES / "zero_stage3_offload_config.json", tmp_path / "ds")
+    p = tmp_path / "train.py"
+    p.write_text(SCRIPT)
+    return p
+
+
+def test_script_path_reads_the_deepspeed_json(tmp_path):
+    script = _project(tmp_path)
+    one = estimate_json(str(script))
+    # the ranks are set at launch: one GPU, said so
+    assert one["sharding"] == "" and one["breakdown"]["weights"] == TOTAL * 2
+    assert any("set at launch" in a for a in one["assumptions"])
+    z3 = estimate_json(str(script), "--num-gpus", "4")
+    assert z3["sharding"] == "DeepSpeed ZeRO-3 × 4 ranks"
+    # offload_param and offload_optimizer cpu: no weights or states on the GPU
+    assert z3["breakdown"]["weights"] == 0 and z3["breakdown"]["optimizer_states"] == 0
+    assert z3["host_offload_bytes"] >= TOTAL * 2 // 4
+    # "auto" buckets as transformers fills them: hidden² reduce bucket, 0.9·hidden² prefetch
+    assert any("16,777,216" in a for a in z3["assumptions"])
+    assert z3["device_bytes"] < one["device_bytes"]
+
+
+def test_a_deepspeed_path_outside_the_project_is_not_read(tmp_path):
+    proj = tmp_path / "p"
+    proj.mkdir()
+    script = _project(proj)
+    outside = tmp_path / "z3.json"
+    shutil.copy(FIXTURES / "zero_stage3_offload_config.json", outside)
+    script.write_text(SCRIPT.replace("ds/zero_stage3_offload_config.json", "../z3.json"))
+    e = estimate_json(str(script), "--num-gpus", "4")
+    assert e["sharding"] == "DDP × 4 ranks"
+    assert any("outside the project" in a for a in e["assumptions"])

@@ -144,7 +144,9 @@ class EstimateInputs:
             (:attr:`MemoryEstimate.host_offload_bytes`).
         gradient_accumulation_steps: micro-batches per optimizer step (FSDP1 ``no_sync``
             accumulates unsharded gradients).
-        reduce_bucket_size, overlap_comm: DeepSpeed ZeRO settings (``None``: DeepSpeed's defaults).
+        reduce_bucket_size, prefetch_bucket_size, overlap_comm: DeepSpeed ZeRO settings
+            (``reduce_bucket_size``, ``stage3_prefetch_bucket_size``, elements; ``None``:
+            DeepSpeed's defaults).
         quant_storage: ``bnb_4bit_quant_storage`` (FSDP/ZeRO-3 shard 4-bit weights only when it
             is the model's dtype).
         sequences_per_example: sequences one example puts through the model per step: 2 for
@@ -234,6 +236,7 @@ class EstimateInputs:
     offload_param: bool = False
     gradient_accumulation_steps: int = 1
     reduce_bucket_size: int | None = None
+    prefetch_bucket_size: int | None = None
     overlap_comm: bool | None = None
     quant_storage: str | None = None
 

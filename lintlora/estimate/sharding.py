@@ -106,8 +106,9 @@ class ShardedTerms:
 
 
 def is_sharded(inputs) -> bool:
-    """Whether ``inputs`` describe more than one data-parallel rank or a ZeRO/FSDP setup."""
-    return (inputs.num_gpus or 1) > 1 or bool(inputs.zero_stage) or inputs.fsdp is not None
+    """Whether ``inputs`` describe more than one data-parallel rank (ZeRO or FSDP on one rank
+    partitions nothing: the single-GPU estimate)."""
+    return (inputs.num_gpus or 1) > 1
 
 
 def describe(inputs) -> str:
@@ -219,10 +220,11 @@ def _zero(inputs, n, head, notes, frozen, adapter_w, grads, step_grads, train_nu
             adapter = adapter_w / n
             # the module being run is gathered whole, the prefetch bucket ahead of it; both within
             # stage3_max_live_parameters
-            live = min(ZERO3_MAX_LIVE, unit_params + ZERO3_PREFETCH_BUCKET)
+            prefetch = inputs.prefetch_bucket_size if inputs.prefetch_bucket_size is not None else ZERO3_PREFETCH_BUCKET
+            live = min(ZERO3_MAX_LIVE, unit_params + prefetch)
             gathered = live * weight_bytes
             parts.append(f"weights / {n}; gathered at a time: one layer ({unit_params:,} params) + the "
-                         f"prefetch bucket ({ZERO3_PREFETCH_BUCKET:,}) × {weight_bytes:g} B (stage3_prefetch_bucket_size, "
+                         f"prefetch bucket ({prefetch:,}) × {weight_bytes:g} B (stage3_prefetch_bucket_size, "
                          f"stage3_max_live_parameters={ZERO3_MAX_LIVE:,}); parameters under "
                          "stage3_param_persistence_threshold=1e5 elements (norms, biases) stay whole (not counted apart)")
     if inputs.offload_optimizer:
