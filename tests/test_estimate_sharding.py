@@ -207,6 +207,7 @@ def test_script_path_reads_the_deepspeed_json(tmp_path):
     assert any("set at launch" in a for a in one["assumptions"])
     z3 = estimate_json(str(script), "--num-gpus", "4")
     assert z3["sharding"] == "DeepSpeed ZeRO-3 × 4 ranks"
+    assert not any("set at launch" in a for a in z3["assumptions"])
     # offload_param and offload_optimizer cpu: no weights or states on the GPU
     assert z3["breakdown"]["weights"] == 0 and z3["breakdown"]["optimizer_states"] == 0
     assert z3["host_offload_bytes"] >= TOTAL * 2 // 4

@@ -233,6 +233,8 @@ def apply_sharding(inputs: Any, knobs: dict[str, Any], given: list[str], notes: 
         if knobs.get(k) is not None:
             given.append(f"--{k.replace('_', '-')}={knobs[k]}")
     n = ch.get("num_gpus", getattr(inputs, "num_gpus", 1))
+    if "num_gpus" in ch:  # the file's "set at launch" line no longer applies
+        notes[:] = [x for x in notes if not x.startswith("the number of GPUs is set at launch")]
     if ch.get("zero_stage") and ch.get("fsdp"):
         raise click.UsageError("--zero-stage and --fsdp are two different shardings: give one")
     if (ch.get("zero_stage") or ch.get("fsdp")) and n == 1 and "num_gpus" not in ch:

@@ -211,8 +211,10 @@ def _zero(inputs, n, head, notes, frozen, adapter_w, grads, step_grads, train_nu
     # overlap_comm (its default is True for stage 3 only)
     overlap = inputs.overlap_comm if inputs.overlap_comm is not None else stage == 3
     bucket_numel = bucket_el * (2 if overlap and stage < 3 else 1)
-    buckets = bucket_numel * grad_bytes
-    parts.append(f"reduce buckets {bucket_numel:,} elements × {grad_bytes} B (reduce_bucket_size={bucket_el:,}"
+    # the buckets are in the engine's 16-bit dtype (self.dtype: fp16/bf16 enabled), fp32 otherwise
+    bucket_b = 2 if inputs.compute_dtype in ("bfloat16", "float16") else 4
+    buckets = bucket_numel * bucket_b
+    parts.append(f"reduce buckets {bucket_numel:,} elements × {bucket_b} B (reduce_bucket_size={bucket_el:,}"
                  f"{', overlap_comm: two' if overlap and stage < 3 else ''})")
     weights, gathered = frozen, 0.0
     adapter = adapter_w
