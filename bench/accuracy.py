@@ -1019,6 +1019,28 @@ def main() -> None:
           "bnd = bound rows (fits / OOM / max context) right/scored")
     for by in ("source", "framework", "method"):
         print_table(results, paths, by)
+    print_multi_gpu(results, paths)
+
+
+def print_multi_gpu(results: list[RowResult], paths: tuple[str, ...]) -> None:
+    """The multi-GPU rows, per GPU (:func:`_sharding`): each row's setup and error per path, then
+    n / median / p90 |err| % over the measured ones."""
+    multi = [r for r in results if r.setup.extra.get("sharding_flags")]
+    if not multi:
+        return
+    print("\nmulti-GPU rows, per GPU (lintlora/estimate/sharding.py):")
+    for r in multi:
+        cells = []
+        for p in paths:
+            e = r.error_pct(p)
+            b = r.bound_right(p)
+            cells.append(f"{p} " + (f"{e:+.1f}%" if e is not None else ("right" if b else "wrong" if b is not None
+                                                                          else "-")))
+        print(f"  row {r.row['row_id']:>4} {r.row['model'][:34]:34} {r.row['num_gpus']} GPUs "
+              f"{' '.join(r.setup.extra['sharding_flags'])}: " + ", ".join(cells))
+    for p in paths:
+        n, med, p90, br, bt = group_stats(multi, p)
+        print(f"  {p}: n={n} median {med:.1f}% p90 {p90:.1f}% bounds {br}/{bt}")
 
 
 if __name__ == "__main__":

@@ -226,3 +226,14 @@ def test_a_deepspeed_path_outside_the_project_is_not_read(tmp_path):
     e = estimate_json(str(script), "--num-gpus", "4")
     assert e["sharding"] == "DDP × 4 ranks"
     assert any("outside the project" in a for a in e["assumptions"])
+
+
+def test_full_finetuning_under_zero3_and_fsdp_no_sync(arch):
+    full = base(method="full", num_gpus=8, gradient_checkpointing=True)
+    z3 = estimate_memory(replace(full, zero_stage=3), arch)
+    # weights / 8 and the fp32 master + two AdamW states of every parameter / 8
+    assert z3.breakdown["weights"] == TOTAL * 2 // 8
+    assert z3.breakdown["optimizer_states"] == TOTAL * 12 // 8
+    # FSDP1 with accumulation under no_sync: the whole model's gradients, unsharded (bf16)
+    acc = estimate_memory(replace(full, fsdp="full_shard", gradient_accumulation_steps=4), arch)
+    assert acc.breakdown["gradients"] >= TOTAL * 2

@@ -293,7 +293,7 @@ def _fsdp(inputs, n, head, notes, frozen, adapter_w, grads, step_grads, opt, tra
     if accum > 1 and v1:
         # no_sync: the full (unsharded) gradients accumulate until the sync step, whose
         # reduce-scatter frees them unit by unit (the step sees the shards)
-        unsharded = block_numel * grad_bytes if mixed else grads
+        unsharded = block_numel * grad_bytes if mixed else max(grads, step_grads)
         grads_rank = max(grads_rank, unsharded)
         parts.append(f"gradient accumulation ({accum} micro-batches) under no_sync: unsharded gradients accumulate "
                      f"({_gb(unsharded)}; FullyShardedDataParallel.no_sync)")
