@@ -237,3 +237,20 @@ def test_full_finetuning_under_zero3_and_fsdp_no_sync(arch):
     # FSDP1 with accumulation under no_sync: the whole model's gradients, unsharded (bf16)
     acc = estimate_memory(replace(full, fsdp="full_shard", gradient_accumulation_steps=4), arch)
     assert acc.breakdown["gradients"] >= TOTAL * 2
+
+
+CONFIGS = Path(__file__).resolve().parents[1] / "fixtures" / "configs"
+LLAMA31_8B = 8_030_261_248  # meta-llama/Llama-3.1-8B's parameter count (safetensors index)
+
+
+def test_litgpt_devices_in_the_config_shard_over_them():
+    e = estimate_json(str(CONFIGS / "good" / "litgpt_multi_gpu.yaml"))  # devices: 4
+    assert e["sharding"] == "FSDP2 full_shard × 4 ranks"
+    assert e["breakdown"]["weights"] == LLAMA31_8B * 2 // 4
+
+
+def test_torchtune_distributed_header_gives_the_ranks():
+    # "# tune run --nproc_per_node 2 lora_finetune_distributed --config llama3_1/8B_lora"
+    e = estimate_json(str(CONFIGS / "torchtune" / "llama3_1__8B_lora.yaml"))
+    assert e["sharding"] == "FSDP2 full_shard × 2 ranks"
+    assert e["breakdown"]["weights"] == LLAMA31_8B * 2 // 2
