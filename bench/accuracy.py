@@ -24,7 +24,8 @@ method: median and 90th-percentile absolute % error; bound rows (fits / OOM / ma
 scored right or wrong against the card's capacity.
 
 Rows left out, with the reason printed: LLaMA-Factory rules of thumb (not measurements),
-multi-GPU FSDP/ZeRO rows, load-phase-only rows, rows with no sequence length, models the
+multi-GPU rows whose data-parallel setup is not named (:func:`_sharding` scores the FSDP ones
+per GPU on the inputs and flags paths), load-phase-only rows, rows with no sequence length, models the
 catalog does not know (``unknown model``).
 
 ``--holdout`` fits each constant of ``lintlora/estimate/profiles.py`` / ``memory.py`` that was
@@ -219,6 +220,10 @@ def row_inputs(row: dict, arch) -> tuple[EstimateInputs, str]:
         # is the steady state (EstimateInputs.previous_batch_ratio, lintlora/estimate/litgpt_terms.py).
         # Only this path can say so: no script or flag states a data-loading protocol.
         previous_batch_ratio=0.0 if _first_step_protocol(row) else 1.0)
+    sh = _sharding(row) if (_int(row["num_gpus"]) or 1) > 1 else None
+    if sh is not None and not isinstance(sh, str):
+        # a multi-GPU row of a named data-parallel setup: per GPU (lintlora.estimate.sharding)
+        inputs = replace(inputs, **sh[0])
     return inputs, _counter(row)
 
 
@@ -232,15 +237,58 @@ def _first_step_protocol(row: dict) -> bool:
     return any(n in note for n in FIRST_STEP_NOTES)
 
 
+def _sharding(row: dict) -> tuple[dict, list[str]] | str:
+    """The :class:`EstimateInputs` fields and the ``lintlora estimate`` flags of a multi-GPU row
+    (:mod:`lintlora.estimate.sharding`), or why it is not scored.
+
+    * litgpt rows (``Lightning-AI/litgpt@8641822`` ``finetune/lora.py``): ``FSDPStrategy``
+      (FULL_SHARD, FSDP1, each ``Block`` a unit with ``use_orig_params=True``), checkpointing per
+      Block, global batch 128 by gradient accumulation under ``no_backward_sync``: 128 /
+      (micro-batch × devices) micro-batches per step.
+    * torchtune's distributed LoRA recipe (``lora_finetune_distributed``): FSDP2 ``fully_shard``
+      per layer; its 70B configs enable activation checkpointing (``70B_lora.yaml``
+      ``enable_activation_checkpointing: True``, an assumption for the README's table);
+      "no grad accumulation" as the row says.
+    * philschmid's FSDP-QLoRA notebook: TRL + accelerate FSDP1 ``full_shard auto_wrap offload``
+      with ``bnb_4bit_quant_storage=torch.bfloat16``, checkpointing on.
+    """
+    n = _int(row["num_gpus"]) or 1
+    fw = row["framework"].lower()
+    src = (row["source"] + " " + row["framework"]).lower()
+    if "lit-gpt" in fw or "litgpt" in fw:
+        gas = max(1, 128 // max(1, (_int(row["micro_batch"]) or 1) * n))
+        f = {"num_gpus": n, "fsdp": "full_shard", "fsdp_version": 1, "gradient_accumulation_steps": gas,
+             "gradient_checkpointing": True}
+    elif "torchtune" in src:
+        f = {"num_gpus": n, "fsdp": "full_shard", "fsdp_version": 2, "gradient_checkpointing": True,
+             "compile": "compile on" in row["source_path_or_url"]}
+    elif "fsdp + qlora" in fw:
+        f = {"num_gpus": n, "fsdp": "full_shard", "fsdp_version": 1, "quant_storage": "bfloat16",
+             "offload_optimizer": True, "offload_param": True, "gradient_checkpointing": True}
+    else:
+        return "multi-GPU, a setup the row does not name (model split, not data parallel)"
+    flags = ["--num-gpus", str(n), "--fsdp", f["fsdp"], "--fsdp-version", str(f["fsdp_version"]),
+             "--gradient-checkpointing"]
+    if f.get("gradient_accumulation_steps"):
+        flags += ["--gradient-accumulation-steps", str(f["gradient_accumulation_steps"])]
+    if f.get("quant_storage"):
+        flags += ["--quant-storage", f["quant_storage"]]
+    if f.get("offload_param"):
+        flags += ["--offload", "both"]
+    if f.get("compile"):
+        flags += ["--compile"]
+    return f, flags
+
+
 def _skip(row: dict) -> str | None:
     """Why a row is left out of every path, or ``None``."""
     k = row["kind"].lower()
     if k.startswith("estimate"):
         return "rule of thumb, not a measurement"
     if (_int(row["num_gpus"]) or 1) > 1 and not k.startswith("bound_oom"):
-        return "multi-GPU (FSDP/ZeRO sharding not modelled)"
-    if "fsdp" in row["grad_ckpt"].lower():
-        return "multi-GPU FSDP"
+        sh = _sharding(row)
+        if isinstance(sh, str):
+            return sh
     if "after model" in k and "training" not in k:
         return "load phase, not a training peak"
     if not row["seq_len"] and not k.startswith("bound_oom at any"):
@@ -325,10 +373,14 @@ def row_setup(row: dict) -> RowSetup | str:
     if arch is None:
         return f"unknown model {row['model']}"
     inputs, _ = row_inputs(row, arch)
+    extra = _extra(row, inputs)
+    sh = _sharding(row) if (_int(row["num_gpus"]) or 1) > 1 else None
+    if sh is not None and not isinstance(sh, str):  # row_inputs applied its fields
+        extra["sharding_flags"] = sh[1]
     if row["kind"].lower().startswith("bound_oom at any"):
         inputs = replace(inputs, seq_len=1)
     gen = generator_for(row, inputs.framework)
-    return RowSetup(row["row_id"], _script_model(row, name, inputs), gen, inputs, _extra(row, inputs))
+    return RowSetup(row["row_id"], _script_model(row, name, inputs), gen, inputs, extra)
 
 
 @dataclass
@@ -430,6 +482,8 @@ def script_estimate(s: RowSetup, folder: Path, known: set[str] | None = None) ->
 def flag_estimate(s: RowSetup, known: set[str]) -> PathResult:
     """The flag path: the row's ``lintlora estimate`` argv."""
     argv, missing = argv_for(s, known)
+    if s.extra.get("sharding_flags"):  # a multi-GPU row: the per-GPU flags (_sharding)
+        argv = [a for a in argv if a != "--no-gradient-checkpointing"] + list(s.extra["sharding_flags"])
     r = _invoke(argv)
     r.missing = missing
     r.detail = " ".join(argv)
@@ -613,7 +667,11 @@ def score_paths(rows: list[dict], paths: tuple[str, ...] = PATHS) -> tuple[list[
             rr = RowResult(row, s, _counter(row), kind, measured)
             if "inputs" in paths:
                 rr.paths["inputs"] = inputs_estimate(s)
-            if "script" in paths:
+            if "script" in paths and s.extra.get("sharding_flags"):
+                # the launch (torchrun/accelerate/litgpt --devices) is not generated: launch
+                # discovery is issue 15's other part
+                rr.paths["script"] = PathResult(error="multi-GPU: no launch generated for the script path")
+            elif "script" in paths:
                 rr.paths["script"] = script_estimate(s, Path(tmp), known)
             if "flags" in paths:
                 rr.paths["flags"] = flag_estimate(s, known)
@@ -976,6 +1034,28 @@ def main() -> None:
           "bnd = bound rows (fits / OOM / max context) right/scored")
     for by in ("source", "framework", "method"):
         print_table(results, paths, by)
+    print_multi_gpu(results, paths)
+
+
+def print_multi_gpu(results: list[RowResult], paths: tuple[str, ...]) -> None:
+    """The multi-GPU rows, per GPU (:func:`_sharding`): each row's setup and error per path, then
+    n / median / p90 |err| % over the measured ones."""
+    multi = [r for r in results if r.setup.extra.get("sharding_flags")]
+    if not multi:
+        return
+    print("\nmulti-GPU rows, per GPU (lintlora/estimate/sharding.py):")
+    for r in multi:
+        cells = []
+        for p in paths:
+            e = r.error_pct(p)
+            b = r.bound_right(p)
+            cells.append(f"{p} " + (f"{e:+.1f}%" if e is not None else ("right" if b else "wrong" if b is not None
+                                                                          else "-")))
+        print(f"  row {r.row['row_id']:>4} {r.row['model'][:34]:34} {r.row['num_gpus']} GPUs "
+              f"{' '.join(r.setup.extra['sharding_flags'])}: " + ", ".join(cells))
+    for p in paths:
+        n, med, p90, br, bt = group_stats(multi, p)
+        print(f"  {p}: n={n} median {med:.1f}% p90 {p90:.1f}% bounds {br}/{bt}")
 
 
 if __name__ == "__main__":

@@ -206,6 +206,8 @@ def _render_text(report: dict, console) -> None:
     for w in e.get("warnings", ()):
         console.print(f"[bold yellow]{escape(w)}[/bold yellow]")
     title = f"{e['model']} · {e['framework']} · peak at {e['peak_phase']}"
+    if e.get("sharding"):  # several GPUs (lintlora.estimate.sharding): the figures are per GPU
+        title += f" · {e['sharding']}, per GPU"
     if not e.get("training", True):
         title = f"{e['model']} · {e['framework']} · load only (no training)"
     # the title on a line of its own: as a table title it is wrapped to the table's width
@@ -222,6 +224,8 @@ def _render_text(report: dict, console) -> None:
     console.print(f"allocated (torch max_memory_allocated): {_gib(e['allocated_bytes'])}")
     console.print(f"reserved (torch max_memory_reserved):   {_gib(e['reserved_bytes'])}")
     console.print(f"device (nvidia-smi, must fit):          [bold]{_gib(e['device_bytes'])}[/bold]")
+    if e.get("host_offload_bytes"):
+        console.print(f"host RAM (CPU offload, per rank):       {_gib(e['host_offload_bytes'])}")
     if e["gpu"]:
         head = e["headroom_bytes"]
         colour = "green" if head is not None and head >= 0 else "red"

@@ -448,6 +448,9 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
     from lintlora.estimate.setup_knobs import apply_setup_knobs
 
     inputs = apply_setup_knobs(setup, inputs, notes)
+    from lintlora.estimate.sharding_setup import sharding_from_setup  # deepspeed=/fsdp=/devices
+
+    inputs = sharding_from_setup(setup, inputs, notes, arch.hidden_size)
     return inputs, notes
 
 

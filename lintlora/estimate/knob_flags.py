@@ -23,7 +23,22 @@ flag                        field                          written in a file as
                             ``compute_dtype``,             with ``torch_dtype``
                             ``master_fp32``
 ``--assume-version P=V``    ``assumed_versions``           (a later issue reads the project's locks)
+``--num-gpus N``            ``num_gpus``                   ``torchrun --nproc_per_node``, litgpt
+                                                           ``devices``
+``--zero-stage S``          ``zero_stage``                 DeepSpeed ``zero_optimization.stage``
+``--fsdp STRATEGY``         ``fsdp``                       TrainingArguments ``fsdp=``, accelerate
+                                                           ``fsdp_sharding_strategy``
+``--fsdp-version 1|2``      ``fsdp_version``               accelerate ``fsdp_version``
+``--offload W``             ``offload_optimizer``,         DeepSpeed ``offload_optimizer``/
+                            ``offload_param``              ``offload_param`` ``device: cpu``
+``--gradient-accumulation-  ``gradient_accumulation_steps``TrainingArguments
+steps N``                                                  ``gradient_accumulation_steps``
+``--quant-storage DTYPE``   ``quant_storage``              ``bnb_4bit_quant_storage``
 ==========================  =============================  ==========================================
+
+litgpt with ``--num-gpus`` above 1 and no ``--fsdp``/``--zero-stage`` is priced as litgpt runs
+it: FULL_SHARD, each ``Block`` one unit, checkpointed; FSDP2 (``ModelParallelStrategy``, litgpt
+since 2025-08) unless ``--fsdp-version 1`` (``FSDPStrategy``, ``use_orig_params=True``), said so.
 
 Packing (``packing``, LLaMA-Factory ``neat_packing``, torchtune ``dataset.packed``) has no flag:
 the estimate already takes every sequence at ``--seq-len`` tokens, which packing makes exact.
@@ -40,7 +55,9 @@ import click
 
 from lintlora.estimate.profiles import LOSS_K
 
-__all__ = ["knob_options", "apply_knobs", "versions_from_flags", "KNOB_FIELDS"]
+__all__ = ["knob_options", "apply_knobs", "versions_from_flags", "KNOB_FIELDS", "apply_sharding"]
+
+_MAX_GPUS = 1 << 16
 
 # flag parameter -> EstimateInputs field
 KNOB_FIELDS = {"optimizer_in_bwd": "optimizer_in_bwd", "activation_offloading": "activation_offload",
@@ -91,6 +108,20 @@ def knob_options(f: Callable) -> Callable:
         click.option("--loss", "loss", type=click.Choice(sorted(LOSS_K)), default=None,
                      help="loss implementation: hf (transformers >= 4.46), hf-legacy, bf16-own, chunked "
                           "(torchtune CEWithChunkedOutputLoss, litgpt), fused (Liger, Cut Cross-Entropy)"),
+        click.option("--num-gpus", "num_gpus", type=click.IntRange(1, _MAX_GPUS), default=None,
+                     help="data-parallel ranks (GPUs); alone: DDP replicas; the estimate is per GPU"),
+        click.option("--zero-stage", "zero_stage", type=click.Choice(["0", "1", "2", "3"]), default=None,
+                     help="DeepSpeed ZeRO stage: 1 optimizer states, 2 + gradients, 3 + parameters partitioned"),
+        click.option("--fsdp", "fsdp", type=click.Choice(["full_shard", "shard_grad_op", "hybrid_shard", "no_shard"]),
+                     default=None, help="FSDP sharding strategy"),
+        click.option("--fsdp-version", "fsdp_version", type=click.Choice(["1", "2"]), default=None,
+                     help="FSDP1 (flat parameters, the default) or FSDP2 (fully_shard, per parameter)"),
+        click.option("--offload", "offload", type=click.Choice(["none", "optimizer", "param", "both"]), default=None,
+                     help="DeepSpeed/FSDP CPU offload: optimizer states and/or parameters in host RAM"),
+        click.option("--gradient-accumulation-steps", "gradient_accumulation_steps", type=click.IntRange(1, 1 << 20),
+                     default=None, help="micro-batches per optimizer step (FSDP1 no_sync keeps unsharded gradients)"),
+        click.option("--quant-storage", "quant_storage", type=click.Choice(["bfloat16", "float16", "float32", "uint8"]),
+                     default=None, help="bnb_4bit_quant_storage (FSDP/ZeRO-3 shard 4-bit weights only in the model dtype)"),
         click.option("--json-schema", "json_schema", is_flag=True, expose_value=False, is_eager=True,
                      callback=_print_schema, help="print the JSON schema of --format json and exit"),
     ]
@@ -167,8 +198,62 @@ def apply_knobs(inputs: Any, knobs: dict[str, Any], notes: list[str], *, flags_o
             notes.append(V.bnb_note(vers))
     if quant == "torchao-nf4" and versions:
         changes["torchao_unchunked"] = V.torchao_unchunked(versions)
+    changes.update(apply_sharding(inputs, knobs, given, notes))
     if given:
         notes.append("command-line knobs: " + ", ".join(given))
     if not changes:
         return inputs
     return replace(inputs, **changes)
+
+
+def apply_sharding(inputs: Any, knobs: dict[str, Any], given: list[str], notes: list[str]) -> dict[str, Any]:
+    """The :class:`~lintlora.estimate.memory.EstimateInputs` changes of the sharding flags
+    (``--num-gpus``, ``--zero-stage``, ``--fsdp``, ``--fsdp-version``, ``--offload``,
+    ``--gradient-accumulation-steps``, ``--quant-storage``); flags given are appended to
+    ``given``, defaults taken to ``notes``."""
+    ch: dict[str, Any] = {}
+    if knobs.get("num_gpus") is not None:
+        ch["num_gpus"] = int(knobs["num_gpus"])
+    if knobs.get("zero_stage") is not None:
+        ch["zero_stage"] = int(knobs["zero_stage"])
+    if knobs.get("fsdp") is not None:
+        ch["fsdp"] = knobs["fsdp"]
+    if knobs.get("fsdp_version") is not None:
+        ch["fsdp_version"] = int(knobs["fsdp_version"])
+    off = knobs.get("offload")
+    if off is not None:
+        ch["offload_optimizer"] = off in ("optimizer", "both")
+        ch["offload_param"] = off in ("param", "both")
+    if knobs.get("gradient_accumulation_steps") is not None:
+        ch["gradient_accumulation_steps"] = int(knobs["gradient_accumulation_steps"])
+    if knobs.get("quant_storage") is not None:
+        ch["quant_storage"] = knobs["quant_storage"]
+    for k in ("num_gpus", "zero_stage", "fsdp", "fsdp_version", "offload", "gradient_accumulation_steps",
+              "quant_storage"):
+        if knobs.get(k) is not None:
+            given.append(f"--{k.replace('_', '-')}={knobs[k]}")
+    n = ch.get("num_gpus", getattr(inputs, "num_gpus", 1))
+    if "num_gpus" in ch:  # the file's "set at launch" line no longer applies
+        notes[:] = [x for x in notes if not x.startswith("the number of GPUs is set at launch")]
+    if ch.get("zero_stage") and ch.get("fsdp"):
+        raise click.UsageError("--zero-stage and --fsdp are two different shardings: give one")
+    if (ch.get("zero_stage") or ch.get("fsdp")) and n == 1 and "num_gpus" not in ch:
+        notes.append("--zero-stage/--fsdp without --num-gpus: one rank, nothing is partitioned (give --num-gpus N)")
+    if (n > 1 and getattr(inputs, "framework", "") == "litgpt" and not ch.get("zero_stage") and not ch.get("fsdp")
+            and not getattr(inputs, "fsdp", None)):
+        # litgpt finetune/lora.py with devices > 1: since litgpt #2086 (2025-08-13,
+        # Lightning-AI/litgpt@26857050 litgpt/finetune/lora.py:158 and parallelize_fn:522)
+        # ModelParallelStrategy, each Block checkpoint-wrapped and fully_shard-ed (FSDP2); before,
+        # FSDPStrategy(auto_wrap_policy={Block}, activation_checkpointing_policy={Block}) (FSDP1,
+        # Lightning-AI/litgpt@8641822 finetune/lora.py): --fsdp-version 1
+        ch["fsdp"] = "full_shard"
+        ch["gradient_checkpointing"] = True
+        ch.setdefault("fsdp_version", 2)
+        notes.append("litgpt with several devices: FULL_SHARD with activation checkpointing per Block assumed "
+                     "(litgpt finetune/lora.py: ModelParallelStrategy/fully_shard since litgpt 2025-08, FSDP2; "
+                     "--fsdp-version 1 for the FSDPStrategy of earlier releases)")
+    if ch.get("offload_param") and not (ch.get("zero_stage", getattr(inputs, "zero_stage", 0)) == 3
+                                        or ch.get("fsdp", getattr(inputs, "fsdp", None))):
+        notes.append("--offload param needs ZeRO-3 or FSDP: ignored")
+        ch["offload_param"] = False
+    return ch

@@ -42,6 +42,7 @@ from lintlora.estimate.params import AdaptedModule, TrainableCount, count_traina
 from lintlora.estimate.paged import is_paged, paged_state_elements
 from lintlora.estimate.profiles import LOSS_K, Profile, get_profile
 from lintlora.estimate.rl import extra_phases, loss_tokens, value_model_bytes, vllm_reserved_bytes
+from lintlora.estimate.sharding import describe as describe_sharding, is_sharded, shard_terms
 
 __all__ = [
     "EstimateInputs",
@@ -131,7 +132,23 @@ class EstimateInputs:
             weight to NF4 in one piece; ``quantize_tensor_nearest`` then held two
             ``numel × 16`` bf16 difference tensors (load-phase transient, see
             :data:`TORCHAO_UNCHUNKED_BYTES_PER_ELEMENT`).
-        num_gpus: data-parallel replicas (each holds everything: the per-GPU peak is the same).
+        num_gpus: data-parallel ranks. Alone (no ``zero_stage``/``fsdp``): DDP replicas, each
+            holding everything plus the gradient buckets; the per-rank terms are
+            :func:`lintlora.estimate.sharding.shard_terms`'s.
+        zero_stage: DeepSpeed ZeRO stage 0-3 (``zero_optimization.stage``).
+        fsdp: FSDP ``ShardingStrategy`` (``"full_shard"``, ``"shard_grad_op"``,
+            ``"hybrid_shard"``, ``"no_shard"``) or ``None``; ``fsdp_version`` 1 (flat parameters)
+            or 2 (``fully_shard``, per-parameter).
+        offload_optimizer, offload_param: DeepSpeed ``offload_optimizer``/``offload_param``
+            ``device: cpu`` (FSDP: ``CPUOffload(offload_params=True)``): moved to host RAM
+            (:attr:`MemoryEstimate.host_offload_bytes`).
+        gradient_accumulation_steps: micro-batches per optimizer step (FSDP1 ``no_sync``
+            accumulates unsharded gradients).
+        reduce_bucket_size, prefetch_bucket_size, overlap_comm: DeepSpeed ZeRO settings
+            (``reduce_bucket_size``, ``stage3_prefetch_bucket_size``, elements; ``None``:
+            DeepSpeed's defaults).
+        quant_storage: ``bnb_4bit_quant_storage`` (FSDP/ZeRO-3 shard 4-bit weights only when it
+            is the model's dtype).
         previous_batch_ratio: tokens of the micro-batch run just before the peak one, over the
             peak one's. 1.0: the steady state this estimate prices (micro-batches reaching
             ``seq_len`` one after another: truncated or packed data). It matters where the
@@ -221,6 +238,16 @@ class EstimateInputs:
     target_seq_len: int | None = None
     assumed: tuple[str, ...] = ()
     stored_quant: Any = None
+    zero_stage: int = 0
+    fsdp: str | None = None
+    fsdp_version: int = 1
+    offload_optimizer: bool = False
+    offload_param: bool = False
+    gradient_accumulation_steps: int = 1
+    reduce_bucket_size: int | None = None
+    prefetch_bucket_size: int | None = None
+    overlap_comm: bool | None = None
+    quant_storage: str | None = None
 
     @property
     def tokens(self) -> int:
@@ -269,6 +296,10 @@ class MemoryEstimate:
         gpu, gpu_memory_bytes: the GPU the estimate is compared against, when known.
         paged_optimizer_bytes: optimizer states a bitsandbytes paged optimizer keeps in CUDA
             unified memory (:mod:`lintlora.estimate.paged`), in none of the three counters.
+        host_offload_bytes: bytes per rank DeepSpeed/FSDP CPU offload keeps in host RAM
+            (optimizer states, fp32 masters, parameter partitions), in none of the counters.
+        sharding: ``"DeepSpeed ZeRO-3 × 4 ranks"`` and the like (:func:`lintlora.estimate.sharding.describe`),
+            ``""`` on one GPU.
     """
 
     allocated_bytes: int
@@ -288,6 +319,8 @@ class MemoryEstimate:
     activations_per_token_layer: float = 0.0
     notes: list[str] = field(default_factory=list)
     paged_optimizer_bytes: int = 0
+    host_offload_bytes: int = 0
+    sharding: str = ""
 
     @property
     def headroom_bytes(self) -> int | None:
@@ -316,6 +349,8 @@ class MemoryEstimate:
             "headroom_bytes": self.headroom_bytes,
             "rough": self.rough,
             "paged_optimizer_bytes": self.paged_optimizer_bytes,
+            "host_offload_bytes": self.host_offload_bytes,
+            "sharding": self.sharding,
             "assumptions": list(self.assumptions),
             "inputs": {k: (list(v) if isinstance(v, tuple) else
                            {f: (list(x) if isinstance(x, tuple) else x) for f, x in v.__dict__.items()}
@@ -756,6 +791,22 @@ def _load_phase(arch: Architecture, inputs: EstimateInputs, profile: Profile,
     return w_load, n_max * 2.0, f"one 16-bit weight of {n_max:,} elements at a time handed to bitsandbytes"
 
 
+def _shard(arch: Architecture, inputs: EstimateInputs, profile: Profile, trainable: TrainableCount | None, *,
+           weights: float, adapter_w: float, grads: float, step_grads: float, opt: float, n_train: int, pb: int,
+           full: bool):
+    """The per-rank terms (:func:`lintlora.estimate.sharding.shard_terms`) from the single-GPU ones."""
+    L = max(1, arch.num_hidden_layers)
+    root = arch.embedding_params + arch.lm_head_params + arch.hidden_size
+    block_numel = max(0, arch.total_params - root)
+    unit = block_numel // L
+    wb = weights / max(1, arch.total_params)  # bytes per base element as stored (16-bit, or 4-bit packed)
+    gb = pb if full else (DTYPE_BYTES.get(inputs.weight_dtype, 2) if inputs.quant is None else pb)
+    ob32, _ = optimizer_bytes_per_param(inputs.optim, 4, False)
+    return shard_terms(arch, inputs, weights=weights, adapter_weights=adapter_w, gradients=grads,
+                       step_gradients=step_grads, optimizer_states=opt, n_trainable=int(n_train), unit_params=unit,
+                       root_params=root, weight_bytes=wb, grad_bytes=int(gb), optimizer_fp32_bytes=ob32, full=full)
+
+
 def _counters(breakdown_alloc: dict[str, int], profile: Profile) -> tuple[int, int, int, dict[str, int]]:
     """The three counters from the allocated parts (bytes): ``(allocated, reserved, device,
     breakdown)``. ``allocated`` predicts ``torch.cuda.max_memory_allocated()``, the sum of the
@@ -952,6 +1003,16 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         in_bwd, in_bwd_head, in_bwd_note = optimizer_in_backward(arch, trainable, pb, full=full)
         persistent_grads, lm_head_grads, step_grads = 0.0, 0.0, 0.0
         notes.append(in_bwd_note)
+    shard = None
+    if is_sharded(inputs):
+        # several ranks: what one rank holds (lintlora.estimate.sharding)
+        shard = _shard(arch, inputs, profile, trainable, weights=weights, adapter_w=adapter_w,
+                       grads=persistent_grads, step_grads=step_grads, opt=opt, n_train=n_train, pb=pb, full=full)
+        weights, adapter_w, persistent_grads, step_grads, opt = (shard.weights, shard.adapter_weights,
+                                                                 shard.gradients, shard.step_gradients,
+                                                                 shard.optimizer_states)
+        lm_head_grads = lm_head_grads / max(1, inputs.num_gpus) if inputs.zero_stage >= 2 or inputs.fsdp else lm_head_grads
+        notes.extend(shard.notes)
     phases: list[tuple[str, dict[str, float]]] = []
     if inputs.gradient_checkpointing or inputs.activation_offload:
         # torchtune's OffloadActivations moves every saved tensor of at least 1 KiB to CPU (the
@@ -1022,6 +1083,12 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     if not inputs.optimizer_in_bwd:
         phases.append(("optimizer step", {"gradients": step_grads, "activations": 0.0, "logits": 0.0,
                                           "transient": step_grads}))
+    if shard is not None:
+        # gathered parameters live through forward/backward; the buckets through the whole step
+        for name, m in phases:
+            if name == "optimizer step" and shard.step_transient is not None:
+                m["transient"] = shard.step_transient
+            m["transient"] = m["transient"] + shard.buckets + (0.0 if name == "optimizer step" else shard.gathered)
     # the first of the largest wins, so a tie keeps the training-step reading
     phase, moment = max(phases, key=lambda ph: sum(ph[1].values()))
     breakdown_alloc = {
@@ -1042,6 +1109,10 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
     # reserved (it never returns memory to the driver without torch.cuda.empty_cache()), and the
     # training step reuses those blocks, so the larger of the two peaks is what the counters show.
     load_weights, load_transient, load_desc = _load_phase(arch, inputs, profile, trainable)
+    if shard is not None and shard.weights < load_weights:
+        # sharded runs load the weights as shards (FSDP sync_module_states / ZeRO-3 zero.Init):
+        # the single-GPU load phase does not apply
+        load_weights, load_transient, load_desc = 0.0, 0.0, ""
     load_alloc = load_weights + load_transient
     train_alloc = sum(breakdown_alloc.values())
     if load_alloc > train_alloc:
@@ -1098,4 +1169,6 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
         trainable_params=int(n_train), peak_phase=phase, gpu=gpu, gpu_memory_bytes=gpu_memory_bytes,
         paged_optimizer_bytes=int(paged_opt),
         activations_per_token_layer=act.per_token_layer,
+        host_offload_bytes=int(shard.host_bytes) if shard is not None else 0,
+        sharding=describe_sharding(inputs) if shard is not None else "",
     )

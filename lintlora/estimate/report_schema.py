@@ -72,6 +72,8 @@ _ESTIMATE = {
                                   "assumed_versions": {"type": "array", "items": {
                                       "type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2}}}},
         "rough": {"type": "boolean"},
+        "host_offload_bytes": _BYTES,
+        "sharding": {"type": "string"},
         "training": {"type": "boolean"},
         "gpu": {"type": ["string", "null"]},
         "gpu_memory_bytes": _NBYTES,
