@@ -8,51 +8,14 @@ estimate takes the model's 1024 (unsloth's trainer patch does), but LL008 on a T
 (trl's default is also 1024) and weighed it as a guess.
 """
 
+from pathlib import Path
+
 import pytest
 
 from lintlora.cli import main
 
-GPT_OSS_NOTEBOOK = """\
-from unsloth import FastLanguageModel
-import torch
-from trl import SFTConfig, SFTTrainer
-max_seq_length = 1024
-dtype = None
-
-model, tokenizer = FastLanguageModel.from_pretrained(
-    model_name = "unsloth/gpt-oss-20b",
-    dtype = dtype,
-    max_seq_length = max_seq_length,
-    load_in_4bit = True,
-    full_finetuning = False,
-)
-
-model = FastLanguageModel.get_peft_model(
-    model,
-    r = 8,
-    target_modules = ["q_proj", "k_proj", "v_proj", "o_proj",
-                      "gate_proj", "up_proj", "down_proj",],
-    lora_alpha = 16,
-    lora_dropout = 0,
-    bias = "none",
-    use_gradient_checkpointing = "unsloth",
-    random_state = 3407,
-)
-
-trainer = SFTTrainer(
-    model = model,
-    tokenizer = tokenizer,
-    train_dataset = dataset,
-    args = SFTConfig(
-        per_device_train_batch_size = 1,
-        gradient_accumulation_steps = 4,
-        max_steps = 30,
-        learning_rate = 2e-4,
-        optim = "adamw_8bit",
-        output_dir = "outputs",
-    ),
-)
-"""
+GPT_OSS_NOTEBOOK = (Path(__file__).resolve().parents[1] / "fixtures" / "estimate" / "trial14"
+                    / "unsloth_gpt_oss_notebook.py").read_text()
 
 
 def test_ll008_says_the_length_is_the_files_own(tmp_path, capsys):

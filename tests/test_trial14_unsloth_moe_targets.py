@@ -10,52 +10,14 @@ no module of gpt-oss-20b" and counted only the attention adapters.
 """
 
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 
 from lintlora.estimate.command import estimate_cmd
 
-GPT_OSS_NOTEBOOK = """\
-from unsloth import FastLanguageModel
-import torch
-from trl import SFTConfig, SFTTrainer
-max_seq_length = 1024
-dtype = None
-
-model, tokenizer = FastLanguageModel.from_pretrained(
-    model_name = "unsloth/gpt-oss-20b",
-    dtype = dtype,
-    max_seq_length = max_seq_length,
-    load_in_4bit = True,
-    full_finetuning = False,
-)
-
-model = FastLanguageModel.get_peft_model(
-    model,
-    r = 8,
-    target_modules = ["q_proj", "k_proj", "v_proj", "o_proj",
-                      "gate_proj", "up_proj", "down_proj",],
-    lora_alpha = 16,
-    lora_dropout = 0,
-    bias = "none",
-    use_gradient_checkpointing = "unsloth",
-    random_state = 3407,
-)
-
-trainer = SFTTrainer(
-    model = model,
-    tokenizer = tokenizer,
-    train_dataset = dataset,
-    args = SFTConfig(
-        per_device_train_batch_size = 1,
-        gradient_accumulation_steps = 4,
-        max_steps = 30,
-        learning_rate = 2e-4,
-        optim = "adamw_8bit",
-        output_dir = "outputs",
-    ),
-)
-"""
+GPT_OSS_NOTEBOOK = (Path(__file__).resolve().parents[1] / "fixtures" / "estimate" / "trial14"
+                    / "unsloth_gpt_oss_notebook.py").read_text()
 
 # gpt-oss-20b config.json: 24 layers, hidden 2880, 64 query heads x 64 = 4096, 8 KV heads x 64 = 512,
 # 32 experts of intermediate 2880 (gate_up_proj: 2880 -> 5760, down_proj: 2880 -> 2880).
