@@ -206,3 +206,14 @@ def test_a_small_model_with_a_256k_vocabulary_peaks_in_validation():
     # the whole logits: 12 B per token·vocab, plus the last training step's fp32 chunks (4)
     assert est.breakdown["logits"] == pytest.approx(arch.vocab_size * inputs.tokens * 16, rel=1e-6)
     assert any("validate()" in n for n in est.assumptions)
+
+
+def test_validation_runs_after_zero_grad_so_no_gradient_is_alive():
+    # litgpt's fit() calls validate() right after optimizer.step(); optimizer.zero_grad()
+    # (finetune/lora.py at 8641822 and v0.4.13): the gradients are None then, even the
+    # accumulated unsharded ones of FSDP1's no_sync
+    arch = resolve_architecture("google/gemma-3-270m")
+    inputs = _inputs(batch_size=4, seq_len=512, lora_r=8, target_modules="all-linear")
+    est = estimate_memory(inputs, arch, LITGPT)
+    assert est.peak_phase == "validation"
+    assert est.breakdown["gradients"] == 0

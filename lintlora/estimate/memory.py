@@ -1064,7 +1064,11 @@ def estimate_memory(inputs: EstimateInputs, arch: Architecture, profile: Profile
             vocab=arch.vocab_size, tokens=t, seq_len=inputs.seq_len, chunk_tokens=profile.loss_chunk_tokens,
             compute_bytes=DTYPE_BYTES.get(inputs.compute_dtype, 2), output_bytes=profile.output_cast_bytes,
             head_dequant=head_dequant, previous_ratio=ratio))
-        phases.append(validation_phase(gradients=persistent_grads, previous_step=prev, vocab=arch.vocab_size, tokens=t,
+        # validate() runs right after optimizer.step() and optimizer.zero_grad() (litgpt
+        # finetune/lora.py: 8641822 lines 222-247, v0.4.13 lines 312-347; zero_grad sets the
+        # gradients to None since torch 2.0), so no gradient is alive then, not even FSDP's
+        # accumulated unsharded ones
+        phases.append(validation_phase(gradients=0.0, previous_step=prev, vocab=arch.vocab_size, tokens=t,
                                        batch_size=inputs.batch_size, output_bytes=profile.output_cast_bytes,
                                        compute_bytes=DTYPE_BYTES.get(inputs.compute_dtype, 2), previous_ratio=ratio))
     # preference/RL phases: the reference forward on top of the loss moment, the generation
