@@ -216,6 +216,17 @@ def test_script_path_reads_the_deepspeed_json(tmp_path):
     assert z3["device_bytes"] < one["device_bytes"]
 
 
+def test_the_deepspeed_json_is_an_input_of_the_results_cache(tmp_path):
+    # a change to the JSON must re-lint the script that names it (lintlora/cache.py keys a
+    # result by the files it read)
+    from lintlora.cache import recording
+
+    script = _project(tmp_path)
+    with recording() as read:
+        estimate_json(str(script))
+    assert str(tmp_path / "ds" / "zero_stage3_offload_config.json") in read
+
+
 def test_a_deepspeed_path_outside_the_project_is_not_read(tmp_path):
     proj = tmp_path / "p"
     proj.mkdir()

@@ -87,6 +87,7 @@ def parse_deepspeed_config(cfg: Any, hidden_size: int) -> tuple[dict[str, Any], 
 
 def _read_ds_json(setup: Any, value: str) -> tuple[Any, str | None]:
     """The JSON a ``deepspeed=`` path names, read within the project, or ``(None, why)``."""
+    from lintlora.cache import note_input
     from lintlora.safeio import UnsafeFileError, is_within, project_root, read_text_bounded
 
     if len(value) > 4096 or "\x00" in value:
@@ -97,6 +98,7 @@ def _read_ds_json(setup: Any, value: str) -> tuple[Any, str | None]:
         p = os.path.normpath(os.path.join(base, value))
         if not is_within(p, root):
             return None, "outside the project"
+        note_input(p)  # present or not, an input of the results cache (lintlora/cache.py)
         if os.path.isfile(p):
             try:
                 return json.loads(read_text_bounded(p, MAX_DS_CONFIG_BYTES)), None
