@@ -329,6 +329,23 @@ def _scores(c: int, cuda: bool, p_attn: float) -> float:
     return sm + (c if sm != c else 0)
 
 
+def _attention_bytes(arch: "Architecture", c: int, sdpa: bool, decoder: bool, own: float, other: float,
+                     score: float) -> tuple[float, float]:
+    """(bytes per own-stack token, bytes per source token) a block's attention keeps, T5's and
+    BART's alike: eager keeps q, k, v (``3c·w``) and ``heads × own`` scores of ``score`` bytes
+    each per token (:func:`_scores`); SDPA keeps q, k, v, the output and an fp32 log-sum-exp
+    per head (``4c·w + 4·heads``). A decoder's cross-attention adds q and the output (SDPA; eager:
+    q and ``heads × other`` scores) per target token, and k, v (``2c·kv_width``) per source token.
+    ``w`` = heads × head_dim."""
+    w, heads = arch.q_width, arch.num_attention_heads
+    per_tok = (4 * c * w + 4 * heads) if sdpa else (3 * c * w + heads * own * score)
+    per_src = 0.0
+    if decoder:
+        per_tok += (2 * c * w + 4 * heads) if sdpa else (c * w + heads * other * score)
+        per_src += 2 * c * arch.kv_width
+    return per_tok, per_src
+
+
 def _t5_layer(arch: "Architecture", c: int, lora_in: float, sdpa: bool, decoder: bool,
               own: float, other: float, p_attn: float, p_act: float, p_res: float,
               n_lora: float, n_lora_cross_kv: float, cuda: bool = True) -> tuple[float, float]:
@@ -357,22 +374,11 @@ def _t5_layer(arch: "Architecture", c: int, lora_in: float, sdpa: bool, decoder:
     """
     f = arch.encoder_decoder
     assert f is not None
-    h, w, I, heads = arch.hidden_size, arch.q_width, arch.intermediate_size, arch.num_attention_heads
+    h, I = arch.hidden_size, arch.intermediate_size
     subs = 3 if decoder else 2
     norm = 4 * h + 4 + (c * h if c != 4 else 0)
-    per_tok = subs * norm + subs * h * (1 if p_res > 0 else 0)
-    score = _scores(c, cuda, p_attn)
-    if sdpa:
-        per_tok += 4 * c * w + 4 * heads
-    else:
-        per_tok += 3 * c * w + heads * own * score
-    per_src = 0.0
-    if decoder:
-        if sdpa:
-            per_tok += 2 * c * w + 4 * heads
-        else:
-            per_tok += c * w + heads * other * score
-        per_src += 2 * c * arch.kv_width
+    attn_tok, per_src = _attention_bytes(arch, c, sdpa, decoder, own, other, _scores(c, cuda, p_attn))
+    per_tok = subs * norm + subs * h * (1 if p_res > 0 else 0) + attn_tok
     act_mask = 1 if p_act > 0 else 0
     gelu = 20 if (cuda and c == 2) else 6 * c
     per_tok += ((gelu + act_mask) if f.ffn == "gated-gelu" else (c + act_mask)) * I
@@ -392,19 +398,11 @@ def _bart_layer(arch: "Architecture", c: int, lora_in: float, sdpa: bool, decode
     profile as for an fp32-cast input). GELU keeps its 16-bit input (c·I), activation dropout
     its mask (I); residual dropout one mask byte per element per sub-layer; attention as T5's
     (without the relative position bias)."""
-    h, w, I, heads = arch.hidden_size, arch.q_width, arch.intermediate_size, arch.num_attention_heads
+    h, I = arch.hidden_size, arch.intermediate_size
     subs = 3 if decoder else 2
     ln = 4 if (cuda and c == 2) else c  # CPU autocast keeps layer_norm in bf16 (measured)
-    per_tok = subs * (ln * h + 8) + subs * h * (1 if p_res > 0 else 0)
-    score = _scores(c, cuda, p_attn)
-    if sdpa:
-        per_tok += 4 * c * w + 4 * heads
-    else:
-        per_tok += 3 * c * w + heads * own * score
-    per_src = 0.0
-    if decoder:
-        per_tok += (2 * c * w + 4 * heads) if sdpa else (c * w + heads * other * score)
-        per_src += 2 * c * arch.kv_width
+    attn_tok, per_src = _attention_bytes(arch, c, sdpa, decoder, own, other, _scores(c, cuda, p_attn))
+    per_tok = subs * (ln * h + 8) + subs * h * (1 if p_res > 0 else 0) + attn_tok
     per_tok += (c + (1 if p_act > 0 else 0)) * I
     per_tok += lora_in * n_lora
     per_src += lora_in * n_lora_cross_kv
