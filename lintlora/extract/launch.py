@@ -575,16 +575,20 @@ def _workflow(text: str, out: _Collector) -> None:
                     if "${{" in value else ShellValue(value, "literal", raw=value, line=line)
         return found
 
-    def workdir_of(node, default: str) -> str:
-        if not isinstance(node, YMap):
-            return default
-        entry = node.get("working-directory")
+    def own_or_default(node, key: str):
+        """``node[key]``, or ``node.defaults.run[key]`` (a job's or the workflow's default)."""
+        entry = node.get(key)
         if entry is None:
             defaults = node.get("defaults")
             run = defaults.value.get("run") if defaults and isinstance(defaults.value, YMap) \
                 else None
-            entry = run.value.get("working-directory") if run and isinstance(run.value, YMap) \
-                else None
+            entry = run.value.get(key) if run and isinstance(run.value, YMap) else None
+        return entry
+
+    def workdir_of(node, default: str) -> str:
+        if not isinstance(node, YMap):
+            return default
+        entry = own_or_default(node, "working-directory")
         if entry is not None and isinstance(entry.value, YScalar) and \
                 isinstance(entry.value.value, str) and "${{" not in entry.value.value:
             return os.path.normpath(os.path.join(repo, entry.value.value))
@@ -594,12 +598,7 @@ def _workflow(text: str, out: _Collector) -> None:
         """The ``shell:`` of a step, or ``defaults.run.shell`` of a job or the workflow."""
         if not isinstance(node, YMap):
             return None
-        entry = node.get("shell")
-        if entry is None:
-            defaults = node.get("defaults")
-            run = defaults.value.get("run") if defaults and isinstance(defaults.value, YMap) \
-                else None
-            entry = run.value.get("shell") if run and isinstance(run.value, YMap) else None
+        entry = own_or_default(node, "shell")
         if entry is not None and isinstance(entry.value, YScalar):
             return str(entry.value.value)
         return None
