@@ -246,6 +246,10 @@ _SIXTEEN_RE = re.compile(r"(?:^|[-_.])(?:bf16|fp16|16bit|f16)(?:$|[-_.])")
 _BITS_RE = re.compile(r"(?:^|[-_.])(?:int|w)(\d)(?:$|[-_.a])")
 
 
+# what a reading by name adds for a GPTQ/AWQ id
+_NO_CONFIG = "(no config.json read; give --model-config for the checkpoint's own quantization_config)"
+
+
 def from_name(name: str | None) -> StoredQuant | _SixteenBit | None:
     """What a hub id's conventions say about its storage: a :class:`StoredQuant` (``by_name``,
     with a sentence naming the convention and every value assumed), :data:`SIXTEEN_BIT` for an
@@ -268,14 +272,12 @@ def from_name(name: str | None) -> StoredQuant | _SixteenBit | None:
         group = int(g.group(1)) if g else DEFAULT_GROUP_SIZE
         what = "-GPTQ" if "gptq" in leaf else f"-Int{bits} (Qwen's GPTQ releases)"
         sq = StoredQuant("gptq", bits=bits, group_size=group, by_name=True)
-        return replace(sq, reading=f"{what} in the id {quoted!r}: assumed {sq.label} (no config.json read; "
-                                   f"give --model-config for the checkpoint's own quantization_config)")
+        return replace(sq, reading=f"{what} in the id {quoted!r}: assumed {sq.label} {_NO_CONFIG}")
     if "awq" in leaf:
         m = _BITS_RE.search(leaf)
         bits = int(m.group(1)) if m and m.group(1) in ("2", "3", "4", "8") else 4
         sq = StoredQuant("awq", bits=bits, by_name=True)
-        return replace(sq, reading=f"-AWQ in the id {quoted!r}: assumed {sq.label} (no config.json read; "
-                                   f"give --model-config for the checkpoint's own quantization_config)")
+        return replace(sq, reading=f"-AWQ in the id {quoted!r}: assumed {sq.label} {_NO_CONFIG}")
     if re.search(r"(?:^|[-_])fp8(?:$|[-_])", leaf):
         sq = StoredQuant("fp8", bits=8, by_name=True)
         return replace(sq, reading=f"-FP8 in the id {quoted!r}: assumed {sq.label} (transformers "
