@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from lintlora.estimate.memory import MemoryEstimate
     from lintlora.estimate.shape import Shape
 
-__all__ = ["Context", "model_named_in_file"]
+__all__ = ["Context", "model_named_in_file", "VersionUsed"]
 
 _DEFAULT_MODEL_SOURCE = "[tool.lintlora] model"
 _IN_PLACE_OF = ", in place of "
@@ -56,6 +56,29 @@ def model_named_in_file(name: Setting) -> bool:
     return isinstance(name.value, str) and bool(name.value.strip())
 
 
+@dataclasses.dataclass(frozen=True)
+class VersionUsed:
+    """The release of a library a verdict assumes (issue 16), and where it came from.
+
+    Attributes:
+        package: the distribution name (``"transformers"``).
+        version: the release (a ``packaging.version.Version``); for a bounded specifier the
+            newest release the bound allows that lintlora knows of, or the lowest it allows
+            when that decides (see ``where``).
+        where: for messages: ``"transformers==4.44.2 from requirements.txt:3"``,
+            ``"--assume-version transformers=4.46"``, ``"[tool.lintlora] versions"``, or
+            ``"assumed: the current release, not read from the project"``.
+        assumed: True when no file of the project and no setting gave it.
+        pin: the :class:`~lintlora.training_setup.PinnedVersion` it was read from, if any.
+    """
+
+    package: str
+    version: Any
+    where: str
+    assumed: bool = True
+    pin: Any = None
+
+
 class Context:
     """Shared state for one run.
 
@@ -73,6 +96,33 @@ class Context:
         self._arch_cache: dict[tuple, tuple[Any, str | None]] = {}
         self._arch_inputs: dict[tuple, tuple[str, ...]] = {}  # files each lookup looked at
         self._estimates: dict[int, tuple[TrainingSetup, Any]] = {}
+
+    # ---- library versions (issue 16) --------------------------------------------------------------
+    def library_version(self, setup: TrainingSetup, package: str) -> VersionUsed:
+        """The release of ``package`` the run uses: a pin of the project
+        (``setup.versions``), else lintlora's assumed current release
+        (:data:`lintlora.estimate.versions.DEFAULT_VERSIONS`; ``packaging`` parses it).
+        Never raises for a package lintlora knows no default for: the version is then
+        ``None`` and ``where`` says it is unknown."""
+        from packaging.version import InvalidVersion, Version
+
+        from lintlora.estimate.versions import DEFAULT_VERSIONS
+
+        for pin in setup.versions:
+            if pin.package == package and pin.version:
+                try:
+                    v = Version(pin.version)
+                except InvalidVersion:
+                    continue
+                where = f"{package}{pin.specifier or '==' + pin.version}"
+                if pin.span is not None:
+                    where += f" from {os.path.basename(pin.span.path)}:{pin.span.line}"
+                return VersionUsed(package, v, where, False, pin)
+        default = DEFAULT_VERSIONS.get(package)
+        if default is None:
+            return VersionUsed(package, None, f"{package}: version unknown (not read from the project)")
+        return VersionUsed(package, Version(default),
+                           f"{package} {default} assumed: the current release, not read from the project")
 
     # ---- GPU ---------------------------------------------------------------------------------
     @property

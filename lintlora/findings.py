@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from lintlora.training_setup import Span
 
-__all__ = ["Severity", "MemoryFigures", "Finding", "FileError"]
+__all__ = ["Severity", "MemoryFigures", "RelatedLocation", "Finding", "FileError"]
 
 
 class Severity(str, enum.Enum):
@@ -80,6 +80,16 @@ class MemoryFigures:
 
 
 @dataclass(frozen=True)
+class RelatedLocation:
+    """Another place a finding rests on: the launch line that passed a value or started the
+    run (``"launched by run.sh:3"``), the config file a value was read from. Reporters show it
+    (text: after the message; SARIF 2.1.0: ``relatedLocations``; JSON: ``related``)."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem found in one setup.
 
@@ -93,6 +103,8 @@ class Finding:
         estimate: memory figures; ``None`` only for findings not about a setup (LL000).
         rests_on: what the finding depends on that the user did not write (library defaults,
             assumptions), so they can judge it.
+        related: other places the finding rests on (:class:`RelatedLocation`): the launch
+            command of the run, a launch line or config line a value came from.
     """
 
     code: str
@@ -103,6 +115,7 @@ class Finding:
     fix: str | None = None
     estimate: MemoryFigures | None = None
     rests_on: tuple[str, ...] = ()
+    related: tuple[RelatedLocation, ...] = ()
 
     def sort_key(self) -> tuple:
         """Deterministic order: path, cell, line, column, code, message."""

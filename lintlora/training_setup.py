@@ -34,6 +34,9 @@ __all__ = [
     "Lora",
     "TrainingArgs",
     "DataLoaderSpec",
+    "RunLaunch",
+    "Distributed",
+    "PinnedVersion",
     "CallSite",
     "Evidence",
     "TrainingSetup",
@@ -77,7 +80,10 @@ class Origin(str, enum.Enum):
     ``ENV_DEFAULT`` (the default of ``os.environ.get("X", default)``) and ``FUNCTION_DEFAULT``
     (a parameter default of a helper or a ``fire``/``jsonargparse`` entry point) extend DESIGN.md's
     list: both are stated defaults the user may override at launch, like ``ARGPARSE_DEFAULT``.
-    ``CONFIG_FILE`` is a value read from a JSON/YAML file that a script names by literal path.
+    ``CONFIG_FILE`` is a value read from a JSON/YAML file that a script names by literal path
+    (or that the run's launch names: a DeepSpeed JSON, an accelerate config).
+    ``LAUNCH`` is a value the launch command passes to the entry point (``--fp16 True`` in
+    ``run.sh`` line 5); its span is the launch file's line (issue 15, "the run, not the file").
     """
 
     LITERAL = "literal"
@@ -89,6 +95,7 @@ class Origin(str, enum.Enum):
     CONFIG_FILE = "config-file"
     LIBRARY_DEFAULT = "library-default"
     CLI_OVERRIDE = "cli-override"
+    LAUNCH = "launch"
     ASSUMED = "assumed"
     UNKNOWN = "unknown"
 
@@ -368,6 +375,121 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class RunLaunch:
+    """The launch command of a run as rules and the estimator see it (built from
+    :class:`lintlora.extract.launch_model.Launch` by the run assembly).
+
+    Attributes:
+        span: the launch file and the 1-based line of the command's first word.
+        launcher: ``"python"``, ``"torchrun"``, ``"accelerate"``, ``"deepspeed"``,
+            ``"llamafactory"``, ``"axolotl"``, ``"tune"``, ``"litgpt"``.
+        command: the command as a short text for messages (at most 200 characters, secrets
+            never shown: only the launcher, the entry and option names).
+        processes: the number of processes the launcher starts in all (``nodes`` ×
+            processes per node, or the world size the launcher states), an ``int`` Setting of
+            origin ``LAUNCH`` (span: the option's line); unknown when it cannot be followed.
+        nodes: the number of nodes (``int`` Setting), unknown when not stated.
+        mixed_precision: the launcher's own precision option (accelerate
+            ``--mixed_precision``, litgpt ``--precision``), a ``str`` Setting.
+        distributed: the launcher's distributed flags as written (``"--multi_gpu"``,
+            ``"--use_deepspeed"``, ``"--use_fsdp"``).
+        sweep: 0-based index when the command sits in a ``for`` loop over literal values.
+    """
+
+    span: Span
+    launcher: str
+    command: str = ""
+    processes: "Setting" = None  # type: ignore[assignment]
+    nodes: "Setting" = None  # type: ignore[assignment]
+    mixed_precision: "Setting" = None  # type: ignore[assignment]
+    distributed: tuple[str, ...] = ()
+    sweep: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("processes", "nodes", "mixed_precision"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, UNKNOWN)
+
+    @property
+    def where(self) -> str:
+        """``"run.sh:3"``: the launch file's name and line, for messages."""
+        import os
+
+        return f"{os.path.basename(self.span.path)}:{self.span.line}"
+
+
+@dataclass(frozen=True)
+class Distributed(_Section):
+    """How the run is spread over processes and GPUs: the union of the launcher's statement,
+    the accelerate config, the DeepSpeed JSON, ``fsdp=``/``fsdp_config=`` and a YAML dialect's
+    ``deepspeed:``/``fsdp:`` keys. Every value is a Setting whose span is where it was read
+    (a config file's line: origin ``CONFIG_FILE``; the launch line: ``LAUNCH``); ``"auto"``
+    in a DeepSpeed JSON is kept as the string ``"auto"``.
+
+    Attributes:
+        backend: ``"ddp"`` (replicas), ``"deepspeed"``, ``"fsdp"`` or ``"single"`` (one process).
+        world_size: processes in all (``int``).
+        zero_stage: DeepSpeed ``zero_optimization.stage`` (0-3).
+        offload_optimizer, offload_param: the device named (``"cpu"``, ``"nvme"``, ``"none"``).
+        fsdp_sharding_strategy: ``"FULL_SHARD"``, ``"SHARD_GRAD_OP"``, ``"HYBRID_SHARD"``,
+            ``"NO_SHARD"`` (accelerate's and torch's names).
+        fsdp_version: 1 or 2.
+        fsdp_offload_params, fsdp_activation_checkpointing, fsdp_cpu_ram_efficient_loading: bools.
+        mixed_precision: ``"no"``, ``"fp16"``, ``"bf16"``, ``"fp8"`` (accelerate's names; a
+            DeepSpeed JSON's enabled ``fp16``/``bf16`` block maps to the same).
+        train_micro_batch_size_per_gpu, train_batch_size, gradient_accumulation_steps,
+            gradient_clipping: the DeepSpeed JSON's values (``"auto"`` kept).
+        reduce_bucket_size, prefetch_bucket_size, overlap_comm: ZeRO bucket options.
+        config_path: the DeepSpeed JSON read (absolute), or ``None``; ``accelerate_config``
+            the accelerate YAML read, or ``None``.
+    """
+
+    backend: Setting = field(default_factory=_unknown)
+    world_size: Setting = field(default_factory=_unknown)
+    zero_stage: Setting = field(default_factory=_unknown)
+    offload_optimizer: Setting = field(default_factory=_unknown)
+    offload_param: Setting = field(default_factory=_unknown)
+    fsdp_sharding_strategy: Setting = field(default_factory=_unknown)
+    fsdp_version: Setting = field(default_factory=_unknown)
+    fsdp_offload_params: Setting = field(default_factory=_unknown)
+    fsdp_activation_checkpointing: Setting = field(default_factory=_unknown)
+    fsdp_cpu_ram_efficient_loading: Setting = field(default_factory=_unknown)
+    mixed_precision: Setting = field(default_factory=_unknown)
+    train_micro_batch_size_per_gpu: Setting = field(default_factory=_unknown)
+    train_batch_size: Setting = field(default_factory=_unknown)
+    gradient_accumulation_steps: Setting = field(default_factory=_unknown)
+    gradient_clipping: Setting = field(default_factory=_unknown)
+    reduce_bucket_size: Setting = field(default_factory=_unknown)
+    prefetch_bucket_size: Setting = field(default_factory=_unknown)
+    overlap_comm: Setting = field(default_factory=_unknown)
+    config_path: str | None = None
+    accelerate_config: str | None = None
+    span: Span | None = None
+    extra: Mapping[str, Setting] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PinnedVersion:
+    """A library version the project states (issue 16): ``transformers==4.44.2`` in
+    ``requirements.txt`` line 3.
+
+    Attributes:
+        package: the distribution name, normalised (PEP 503: lower case, ``-``).
+        specifier: the specifier as written (``"==4.44.2"``, ``">=4.40,<5"``; ``""`` for none).
+        version: the exact version when the specifier pins one or a lock file records it,
+            else ``None``.
+        span: where it was read (file and line); ``source`` the file's kind
+            (``"requirements"``, ``"pyproject"``, ``"uv.lock"``, ``"notebook"``, ...).
+    """
+
+    package: str
+    specifier: str = ""
+    version: str | None = None
+    span: Span | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class TrainingSetup:
     """What one training script or config asks for.
 
@@ -387,6 +509,14 @@ class TrainingSetup:
         dataloaders: every DataLoader the setup uses.
         calls: code-level calls in source order (see :class:`CallSite`).
         launch: data-parallel / sharding evidence.
+        run: the launch command of this run (:class:`RunLaunch`), ``None`` when no launch of
+            the file was found (values are then the file's, defaults "set at launch").
+        distributed: the run's distribution (:class:`Distributed`), ``None`` when nothing
+            states one.
+        versions: the library versions the project pins (:class:`PinnedVersion`).
+        inputs: the files (absolute paths, present or not) the setup's values were read
+            from besides the file itself: configs the script names, the launch file, the
+            DeepSpeed JSON; the results cache keys the run by their contents.
         is_training: whether the file trains (a Trainer, a ``.backward()``, a training config);
             rules about training stay silent on inference-only scripts. A trainer the file only
             evaluates or predicts with (``.evaluate()``/``.predict()``, never ``.train()``) does
@@ -406,6 +536,10 @@ class TrainingSetup:
     calls: tuple[CallSite, ...] = ()
     launch: tuple[Evidence, ...] = ()
     is_training: bool = True
+    run: RunLaunch | None = None
+    distributed: Distributed | None = None
+    versions: tuple[PinnedVersion, ...] = ()
+    inputs: tuple[str, ...] = ()
 
     # ---- queries ---------------------------------------------------------------------------
     def calls_of(self, kind: str) -> tuple[CallSite, ...]:
@@ -441,6 +575,7 @@ class TrainingSetup:
         "quantization": Quantization,
         "lora": Lora,
         "training": TrainingArgs,
+        "distributed": Distributed,
     }
 
     def set(self, path: str, value: Any, source: str = "suggested fix") -> "TrainingSetup":

@@ -27,6 +27,7 @@ _MAX_DEPTH = 60
 
 _ORIGIN_RANK = {
     Origin.LITERAL: 0, Origin.VARIABLE: 1, Origin.CONFIG_FILE: 2, Origin.CLI_OVERRIDE: 2,
+    Origin.LAUNCH: 2,
     Origin.ARGPARSE_DEFAULT: 3, Origin.DATACLASS_DEFAULT: 3, Origin.FUNCTION_DEFAULT: 3,
     Origin.ENV_DEFAULT: 3, Origin.LIBRARY_DEFAULT: 4, Origin.ASSUMED: 5, Origin.UNKNOWN: 6,
 }

@@ -171,7 +171,7 @@ _ORIGIN_STYLE = {
     Origin.LITERAL: "green", Origin.VARIABLE: "green", Origin.CONFIG_FILE: "cyan",
     Origin.ARGPARSE_DEFAULT: "yellow", Origin.DATACLASS_DEFAULT: "yellow",
     Origin.FUNCTION_DEFAULT: "yellow", Origin.ENV_DEFAULT: "yellow",
-    Origin.LIBRARY_DEFAULT: "blue", Origin.CLI_OVERRIDE: "magenta", Origin.ASSUMED: "magenta",
+    Origin.LIBRARY_DEFAULT: "blue", Origin.CLI_OVERRIDE: "magenta", Origin.LAUNCH: "cyan", Origin.ASSUMED: "magenta",
     Origin.UNKNOWN: "red",
 }
 
