@@ -23,6 +23,11 @@ call sites, grouping into setups).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.extract.launch_bind import CommandLine
+
 import itertools
 import os
 import re
@@ -105,8 +110,12 @@ def _is_trl_trainer(canon: str) -> bool:
 
 
 # ---- entry points ----------------------------------------------------------------------------
-def extract_python(path: str, source: str) -> list[TrainingSetup]:
+def extract_python(path: str, source: str, *, command_line: CommandLine | None = None) -> list[TrainingSetup]:
     """Extract the training setups of one Python script.
+
+    ``command_line``: the arguments a launch hands to the script
+    (:class:`lintlora.extract.launch_bind.CommandLine`), bound to its options as its parser
+    would; ``None``: no launch (values are the file's, defaults "set at launch").
 
     ``path`` is used for spans (and to find JSON/YAML files the script names by literal path,
     relative to its folder); ``source`` is the decoded text. Returns ``[]`` for a file with

@@ -14,6 +14,11 @@ component (``torchtune.models.llama3_1.lora_llama3_1_8b``), the litgpt ``checkpo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.extract.launch_bind import CommandLine
+
 import dataclasses
 import re
 from typing import Any
@@ -40,7 +45,8 @@ def looks_like_training_config(text: str) -> bool:
 
 
 def extract_config(path: str, text: str, *, explicit: bool = True,
-                   max_chars: int | None = MAX_CONFIG_CHARS) -> list[TrainingSetup]:
+                   max_chars: int | None = MAX_CONFIG_CHARS,
+                   command_line: CommandLine | None = None) -> list[TrainingSetup]:
     """Read a YAML (``.yaml``/``.yml``) or JSON (``.json``) training config.
 
     Args:
@@ -49,6 +55,9 @@ def extract_config(path: str, text: str, *, explicit: bool = True,
         explicit: the file was named on the command line (or by a script). In folder scans
             (``False``) a file that names no training key is skipped before parsing, and the
             generic dialect needs stronger evidence.
+        command_line: the arguments a launch hands to the dialect's CLI with this file
+            (:class:`lintlora.extract.launch_bind.CommandLine`: ``key=value`` overrides);
+            ``None``: no launch.
         max_chars: the loader's own size limit (``None`` for none: the engine has applied
             ``--max-file-size`` before reading).
 
