@@ -285,7 +285,7 @@ def parse_options(specs: list[OptSpec], words: tuple[ShellValue, ...], *, abbrev
             out.fail(spec.dest, f"`{name}` is given without its value (argparse refuses the "
                                 "command line)", flag_words)
             continue
-        used = flag_words + tuple(vals)
+        used = flag_words + tuple(v for v in vals if v is not attached)  # `--x=1`: one word
         value = _converted(spec, vals, name)
         if isinstance(value, _Note):
             out.fail(spec.dest, value.text, used)

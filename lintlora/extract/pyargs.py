@@ -497,10 +497,10 @@ class ArgumentSources:
             line = text.line_of(key)
             if line is not None:
                 source = f"{rel}:{line}"
-                if text.abs_path is not None:
-                    from lintlora.training_setup import Span
+            if text.abs_path is not None:  # named at launch: the value points into the file
+                from lintlora.training_setup import Span
 
-                    span = Span(text.abs_path, line, 1)
+                span = Span(text.abs_path, line or 1, 1)
         if isinstance(value, dict):
             return Obj("file", value, file_obj.node, None, text, rel)
         if isinstance(value, list):

@@ -83,7 +83,8 @@ class LaunchBinder:
             return self.const(hit[0], hit[1])
         note = parsed.notes.get(dest)
         if note is not None:
-            return Unknown(None, f"{note[0]} ({word_source(self.cl, note[1][-1:])})")
+            line = next((w.line for w in reversed(note[1]) if w.line), self.cl.line)
+            return Unknown(None, f"{note[0]} ({os.path.basename(self.cl.path)}:{line})")
         if parsed.blocked:
             return Unknown(None, f"may be set at launch ({self.cl.where}): {parsed.blocked}")
         return None
@@ -497,7 +498,8 @@ def _fire_parse(scope: Scope, words: tuple[ShellValue, ...]) -> Parsed:
             continue
         body = t[2:]
         value_word: ShellValue | None = None
-        if "=" in body:
+        attached = "=" in body
+        if attached:
             body, rest = body.split("=", 1)
             value_word = ShellValue(rest, w.origin, w.raw, w.line, w.note, w.assigned_line)
         name = body.replace("-", "_")
@@ -518,14 +520,15 @@ def _fire_parse(scope: Scope, words: tuple[ShellValue, ...]) -> Parsed:
                 given.add(name)
                 continue
         given.add(name)
+        words_used = (w,) if attached else (w, value_word)
         if value_word.text is None:
             out.fail(name, f"`--{body}` is set at launch by an unknown value: "
                            f"{value_word.note or value_word.raw or 'not known'}", (w, value_word))
             continue
         try:
-            out.set(name, fire_value(value_word.text), (w, value_word))
+            out.set(name, fire_value(value_word.text), words_used)
         except ValueError as exc:
-            out.fail(name, f"`--{body}` is not read ({exc})", (w, value_word))
+            out.fail(name, f"`--{body}` is not read ({exc})", words_used)
     free = [p for p in params if p not in given]
     for p, w in zip(free, positional):
         try:
