@@ -283,6 +283,25 @@ def test_argparse_forms(tmp_path):
     _at_launch(s.lora.lora_alpha, 1, tmp_path, 64)  # nargs="?" alone: const
 
 
+def test_argparse_parse_known_args_and_vars(tmp_path):
+    script = textwrap.dedent("""\
+        import argparse
+        from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+        p = argparse.ArgumentParser()
+        p.add_argument("--model", default="gpt2")
+        p.add_argument("--per_device_train_batch_size", type=int, default=1)
+        args, rest = p.parse_known_args()
+        model = AutoModelForCausalLM.from_pretrained(args.model)
+        kw = dict(vars(args))
+        Trainer(model=model, args=TrainingArguments(
+            "o", per_device_train_batch_size=kw["per_device_train_batch_size"])).train()
+        """)
+    s = _setup(tmp_path, script, "python train.py --model llama --unknown 1 "
+                                 "--per_device_train_batch_size 8\n")
+    _at_launch(s.model.name_or_path, 1, tmp_path, "llama")
+    _at_launch(s.training.per_device_train_batch_size, 1, tmp_path, 8)
+
+
 def test_argparse_prefix_and_defaults_kept(tmp_path):
     s = _setup(tmp_path, ARGPARSE_SCRIPT, "python train.py --model llama --batch 2\n")
     _at_launch(s.model.name_or_path, 1, tmp_path, "llama")

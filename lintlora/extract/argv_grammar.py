@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from lintlora.extract.launch_bind import MAX_OPTION_VALUES
 from lintlora.extract.launch_model import ShellValue
 
 __all__ = ["OptSpec", "Parsed", "parse_options", "convert", "string_to_bool", "fire_value",
@@ -165,8 +166,6 @@ def _values_for(spec: OptSpec, words: list[ShellValue], i: int, attached: ShellV
             i += 1
         return (taken if len(taken) == nargs else None), i
     if nargs in ("*", "+"):
-        from lintlora.extract.launch_bind import MAX_OPTION_VALUES
-
         while i < len(words) and not is_option(words[i].text, negative):
             taken.append(words[i])
             i += 1

@@ -6,6 +6,10 @@ applied to string defaults), dataclass ``field(default=...)`` declarations (base
 subclasses of ``TrainingArguments`` overriding the library's defaults), ``HfArgumentParser`` /
 ``TrlParser`` parse methods, JSON/YAML files named by literal path (read relative to the script,
 never executed), and the library defaults table for recognised config classes.
+
+When the script is launched (``Resolver.binder``, :mod:`lintlora.extract.pybind`), the parsers'
+options take the launch's words instead of their defaults, and files the command line names
+are read from the launch's folder and point into themselves.
 """
 
 from __future__ import annotations

@@ -992,7 +992,13 @@ class Resolver(ArgumentSources):
                 if isinstance(inner, Obj) and inner.kind == "argparse_ns":
                     table = self.argparse_table(inner.data)
                     if table is not None:
-                        return DictV({k: (e[0], None) for k, e in table.items()}, True, v.node)
+                        items = {k: (e[0], None) for k, e in table.items()}
+                        if self.binder is not None:  # vars(args) of a launched script
+                            for k in items:
+                                bound = self.binder.namespace_attr(inner, k, None)
+                                if bound is not None:
+                                    items[k] = (bound, None)
+                        return DictV(items, True, v.node)
                 if isinstance(inner, Obj) and inner.kind == "instance" and isinstance(
                         inner.data, Obj) and inner.data.kind in ("scope", "qual"):
                     names: list[str] = []
