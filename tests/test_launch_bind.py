@@ -538,3 +538,30 @@ def test_command_line_of_keeps_the_launch(tmp_path):
     assert cl.words[0].text == "--fp16" and cl.launcher == "torchrun"
     assert cl.where == "run.sh:1"
     assert os.path.isabs(cl.folder())
+
+
+def test_fire_class_init_parameters(tmp_path):
+    script = textwrap.dedent("""\
+        import fire
+        from transformers import AutoModelForCausalLM
+
+
+        class Runner:
+            def __init__(self, model_id: str = "gpt2", rank: int = 8):
+                self.model = AutoModelForCausalLM.from_pretrained(model_id)
+
+
+        if __name__ == "__main__":
+            fire.Fire(Runner)
+        """)
+    s = _setup(tmp_path, script, "python train.py --model_id meta-llama/Llama-3.2-1B\n")
+    _at_launch(s.model.name_or_path, 1, tmp_path, "meta-llama/Llama-3.2-1B")
+
+
+def test_ten_thousand_yaml_overrides_bounded(tmp_path):
+    words = " ".join(f"key_{i}={i}" for i in range(10_000))
+    start = time.perf_counter()
+    out = _config(tmp_path, "lf.yaml", LF, f"llamafactory-cli train lf.yaml {words} lora_rank=4\n")
+    assert time.perf_counter() - start < 30
+    assert out[0].lora.r.value == 8  # beyond the words read
+    assert any("4,096" in n for n in out.notes)
