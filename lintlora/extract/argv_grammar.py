@@ -89,6 +89,8 @@ class Parsed:
     notes: dict[str, tuple[str, tuple[ShellValue, ...]]] = field(default_factory=dict)
     blocked: str | None = None
     leftover: list[ShellValue] = field(default_factory=list)
+    config: dict = field(default_factory=dict)
+    """TrlParser: values of its ``--config`` file by field (defaults the words override)."""
 
     def set(self, dest: str, value: Any, words: tuple[ShellValue, ...]) -> None:
         self.notes.pop(dest, None)

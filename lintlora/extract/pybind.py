@@ -13,10 +13,11 @@
   ``--name`` alone (``const=True``) or a word read by ``string_to_bool``, and a bool field
   defaulting to True also ``--no_name``/``--no-name`` (transformers
   ``src/transformers/hf_argparser.py``, ``HfArgumentParser._parse_dataclass_field``,
-  v4.57); ``Optional[X]`` is X, ``list[X]`` takes ``nargs="+"``, ``Literal[...]`` choices;
+  read at commit 002496228f0c); ``Optional[X]`` is X, ``list[X]`` takes ``nargs="+"``, ``Literal[...]`` choices;
   TrlParser's ``--config x.yaml`` sets defaults from the file and the command line wins
   (trl ``trl/scripts/utils.py``, ``TrlParser.parse_args_and_config`` and
-  ``set_defaults_with_config``, v0.19);
+  ``set_defaults_with_config``: ``--config`` is that exact word, found with
+  ``args.index``);
 - ``sys.argv`` (:meth:`argv`: the script's path, then the words) and so ``len(sys.argv)``,
   ``sys.argv[1]``;
 - the parameters of a function (or class ``__init__``) handed to ``fire.Fire``
@@ -235,14 +236,14 @@ class LaunchBinder:
             if parser.data == "trl.TrlParser" and method != "parse_args_into_dataclasses":
                 words, config = self._trl_config(words, call)
             parsed = parse_options(specs, words, abbrev=True, limit=MAX_BOUND_WORDS)
-            parsed.config = config  # type: ignore[attr-defined]
+            parsed.config = config
             self._parsed[key] = parsed
         values: dict[str, V] = {}
         for dest in set(parsed.values) | set(parsed.notes):
             got = self._result(parsed, dest)
             if got is not None:
                 values[dest] = got
-        for dest, v in getattr(parsed, "config", {}).items():
+        for dest, v in parsed.config.items():
             values.setdefault(dest, v)
         return Obj("launch", values, call, None, parsed.blocked and (
             f"may be set at launch ({self.cl.where}): {parsed.blocked}"))

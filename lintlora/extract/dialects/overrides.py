@@ -6,26 +6,27 @@ words set (each a :class:`~lintlora.extract.dialects._base.LaunchEntry`: its Set
 as from the file. The grammars, by tool:
 
 - **LLaMA-Factory** (``llamafactory-cli train x.yaml key=value ...``): ``read_args`` in
-  ``src/llamafactory/hparams/parser.py`` (hiyouga/LLaMA-Factory, v0.9.3): when ``sys.argv[1]``
+  ``src/llamafactory/hparams/parser.py`` (hiyouga/LLaMA-Factory, read at commit 003a2acb1a2e): when ``sys.argv[1]``
   ends with ``.yaml``/``.yml``/``.json``, ``OmegaConf.merge(OmegaConf.load(argv[1]),
   OmegaConf.from_cli(argv[2:]))``: each word ``key=value`` (``key`` dotted for nested keys),
   the value read by OmegaConf's grammar (:func:`dotlist_value`).
 - **torchtune** (``tune run RECIPE --config x.yaml key=value ~key``):
-  ``torchtune/config/_utils.py`` ``_merge_yaml_and_cli_args`` (pytorch/torchtune, v0.6):
+  ``torchtune/config/_utils.py`` ``_merge_yaml_and_cli_args`` (pytorch/torchtune, read at commit 0383a7306c5e):
   ``~key.sub`` removes a key (not a ``_component_``), ``key=value`` must hold exactly one
   ``=``, ``key=value`` on a key whose value has a ``_component_`` sets that component;
   the dotlist is merged over the YAML (``OmegaConf.from_dotlist``).
 - **axolotl** (``axolotl train x.yml --key value`` / ``--key=value`` / ``--flag`` /
   ``--no-flag``): ``src/axolotl/cli/utils.py`` ``add_options_from_config`` (click options
   ``--name-with-dashes``, bool fields ``--name/--no-name``) and ``load_cfg`` in
-  ``src/axolotl/cli/config.py`` (axolotl-ai-cloud/axolotl, v0.10): each option given
+  ``src/axolotl/cli/config.py`` (axolotl-ai-cloud/axolotl; the same loop is in every version read, from
+  ``scripts/finetune.py`` to ``cli/config.py``): each option given
   replaces the config's top-level key (``cfg[k] = kwargs[k]``; no nested keys). The
   fire-era ``python -m axolotl.cli.train x.yml --key value`` spells keys with underscores;
   both spellings are read. Values are click strings that axolotl's pydantic model then
   coerces; lintlora reads them as YAML scalars (numbers, booleans).
 - **litgpt** (``litgpt finetune_lora CHECKPOINT --config x.yaml --devices 4
   --train.micro_batch_size 2``): jsonargparse's ``CLI`` over ``litgpt/finetune/lora.py``
-  ``setup`` (Lightning-AI/litgpt, v0.5): ``--a.b value`` / ``--a.b=value`` set nested keys,
+  ``setup`` (Lightning-AI/litgpt; not re-read for this module): ``--a.b value`` / ``--a.b=value`` set nested keys,
   values read as YAML; the first positional word is ``checkpoint_dir``; the command line wins
   over ``--config``.
 
