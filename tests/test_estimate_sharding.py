@@ -217,14 +217,35 @@ def test_script_path_reads_the_deepspeed_json(tmp_path):
 
 
 def test_the_deepspeed_json_is_an_input_of_the_results_cache(tmp_path):
-    # a change to the JSON must re-lint the script that names it (lintlora/cache.py keys a
-    # result by the files it read)
-    from lintlora.cache import recording
+    # a change to the JSON must re-lint the script that names it: distributed_for returns it
+    # among the files read (the run's inputs, which the results cache keys a run by)
+    from lintlora.engine import read_setups
+    from lintlora.extract.distributed import distributed_for
 
     script = _project(tmp_path)
-    with recording() as read:
-        estimate_json(str(script))
-    assert str(tmp_path / "ds" / "zero_stage3_offload_config.json") in read
+    (setup,) = read_setups(str(script))
+    dist, files, problems = distributed_for(setup, None, root=str(tmp_path))
+    assert str(tmp_path / "ds" / "zero_stage3_offload_config.json") in files and not problems
+    assert dist.zero_stage.value == 3 and dist.config_path == str(tmp_path / "ds" / "zero_stage3_offload_config.json")
+
+
+def test_the_estimator_reads_setup_distributed_not_files(tmp_path):
+    # the same script, its JSON deleted: the section built before still prices ZeRO-3 offload
+    from lintlora.engine import read_setups
+    from lintlora.estimate.from_setup import inputs_from_setup
+    from lintlora.extract.distributed import distributed_for
+
+    script = _project(tmp_path)
+    (setup,) = read_setups(str(script))
+    dist, _files, _problems = distributed_for(setup, None, root=str(tmp_path))
+    (tmp_path / "ds" / "zero_stage3_offload_config.json").unlink()
+    arch = resolve_architecture("meta-llama/Llama-2-7b-hf")
+    inputs, notes = inputs_from_setup(setup.replace(distributed=dist), arch, None)
+    assert inputs.zero_stage == 3 and inputs.offload_param and inputs.offload_optimizer
+    assert inputs.reduce_bucket_size == 4096 * 4096 and inputs.num_gpus == 1
+    bare, _ = inputs_from_setup(setup, arch, None)  # no section: no sharding, no file read
+    assert bare.zero_stage == 0
+    assert not bare.offload_param
 
 
 def test_a_deepspeed_path_outside_the_project_is_not_read(tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from dataclasses import replace
 
@@ -368,6 +369,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
             from lintlora.estimate.from_setup import inputs_from_setup
 
             for setup in setups:
+                setup, run_notes = _with_distribution(setup, file)
                 name = model or (setup.get("model.name_or_path").value
                                  if setup.get("model.name_or_path").known else None)
                 # a model path the file names is followed only inside its project
@@ -377,6 +379,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                                             params=n_params, base_dir=file,
                                             root=None if model else confinement_root(file))
                 inputs, notes = inputs_from_setup(setup, arch, g, assumed_versions=versions)
+                notes.extend(run_notes)
                 changes = {}
                 if quant_flag is not None or double_quant is not None:
                     changes.update(_quant_override(inputs, quant_flag, quant_bits, quant_group_size,
@@ -569,6 +572,23 @@ def _quant_override(inputs, quant_flag: str | None, bits: int | None, group_size
     if q not in ("nf4", "fp4", "int8"):
         changes["kbit_upcast"] = False
     return changes
+
+
+def _with_distribution(setup, path: str):
+    """``setup`` with its ``distributed`` section read from the files it names (a DeepSpeed
+    JSON, ``fsdp_config``, the dialect's keys: :func:`lintlora.extract.distributed.distributed_for`,
+    no launch: the command estimates one file), and the problems met as notes. A setup that
+    already has the section (built with its run) is kept."""
+    if setup.distributed is not None:
+        return setup, []
+    from lintlora.extract.distributed import distributed_for
+    from lintlora.safeio import confinement_root
+
+    dist, files, problems = distributed_for(setup, None, root=confinement_root(path))
+    notes = [f"{p.message} ({os.path.basename(p.path)}{':' + str(p.line) if p.line else ''})" for p in problems]
+    if dist is None and not files:
+        return setup, notes
+    return setup.replace(distributed=dist, inputs=tuple(dict.fromkeys((*setup.inputs, *files)))), notes
 
 
 def _read_setups(path: str):
