@@ -250,11 +250,14 @@ def _read_tree(acc: _Acc, path: str, *, kind: str, what: str, cited: Span | None
                     LIMIT_CODE)
         return None
     acc.read_file(path)
+    # a link inside the project is read at its target (checked inside above, realpath), and
+    # that target is opened without following links (no swap between the check and the read)
+    path = os.path.realpath(path) if os.path.islink(path) else path
     if not os.path.isfile(path):
         acc.problem(where_path, where_line, f"{what} {path} not found: its settings are unknown", "LL999")
         return None
     try:
-        text = read_text_bounded(path, MAX_CONFIG_BYTES)
+        text = read_text_bounded(path, MAX_CONFIG_BYTES, follow_links=False)
     except UnsafeFileError as exc:
         acc.problem(path, None, f"{what}: {exc}: not read",
                     LIMIT_CODE if exc.reason == "size" else SYNTAX_CODE)
@@ -586,6 +589,8 @@ def _from_accelerate(acc: _Acc, launch: Launch, bases: list[str]) -> list[tuple[
         path = cfg_ref.path or _resolve(cfg_ref.value.text or "", bases, acc.root)
         if path:
             ds_node = _accelerate_config(acc, path, Span(launch.path, cfg_ref.value.line or launch.line), cli)
+            if acc.accelerate_config is None:
+                acc.notes.append(f"accelerate config {cfg_ref.value.text} was not read: its settings are unknown")
     elif cfg_ref is not None:
         acc.notes.append(f"accelerate --config_file is not known ({cfg_ref.value.note or 'unknown'}): "
                          "its settings are unknown")
@@ -894,7 +899,7 @@ def _assemble(acc: _Acc, setup: TrainingSetup, launch: Launch | None
     problems = tuple(acc.problems)
     backend = acc.values.get("backend")
     world = acc.values.get("world_size")
-    if backend is None and world is None and not acc.values:
+    if backend is None and world is None and not acc.values and (launch is None or not acc.notes):
         return None, files, problems
     fsdp_keys = ("fsdp_sharding_strategy", "fsdp_version", "fsdp_offload_params")
     if backend is None:
