@@ -137,6 +137,28 @@ def _from_evidence(setup: Any, inputs: Any, ch: dict[str, Any], notes: list[str]
     return n
 
 
+_STORAGE_DTYPES = ("bfloat16", "float16", "float32", "uint8")
+
+
+def _quant_storage(setup: Any, inputs: Any, ch: dict[str, Any]) -> None:
+    """``bnb_4bit_quant_storage`` of a 4-bit bitsandbytes base: the script's
+    ``BitsAndBytesConfig`` value; axolotl and LLaMA-Factory set it themselves (LLaMA-Factory
+    ``src/llamafactory/model/model_utils/quantization.py``: ``bnb_4bit_quant_storage=
+    model_args.compute_dtype  # crucial for fsdp+qlora``; axolotl ``src/axolotl/loaders/model.py``
+    builds its ``bnb_config`` with ``bnb_4bit_quant_storage: torch.bfloat16``)."""
+    if getattr(inputs, "quant", None) not in ("nf4", "fp4") or getattr(inputs, "quant_storage", None):
+        return
+    qs = _known(setup, "quantization.bnb_4bit_quant_storage")
+    if qs is not None and isinstance(qs.value, str):
+        v = qs.value.rsplit(".", 1)[-1].lower()
+        if v in _STORAGE_DTYPES:
+            ch["quant_storage"] = v
+    elif getattr(inputs, "framework", "") == "llama-factory":
+        ch["quant_storage"] = getattr(inputs, "compute_dtype", None) or "bfloat16"
+    elif getattr(inputs, "framework", "") == "axolotl":
+        ch["quant_storage"] = "bfloat16"
+
+
 def sharding_from_setup(setup: Any, inputs: Any, notes: list[str], hidden_size: int) -> Any:
     """``inputs`` with the sharding of ``setup.distributed`` (see the module docstring); notes
     appended."""
@@ -149,6 +171,7 @@ def sharding_from_setup(setup: Any, inputs: Any, notes: list[str], hidden_size: 
         n = _from_distributed(d, ch, notes, hidden_size)
     else:
         n = _from_evidence(setup, inputs, ch, notes)
+    _quant_storage(setup, inputs, ch)
     if n is not None and n > 1:
         ch["num_gpus"] = min(n, MAX_RANKS)
         if getattr(inputs, "framework", "") == "litgpt" and ch.get("fsdp"):
