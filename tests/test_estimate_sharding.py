@@ -286,3 +286,31 @@ def test_torchtune_distributed_header_gives_the_ranks():
     e = estimate_json(str(CONFIGS / "torchtune" / "llama3_1__8B_lora.yaml"))
     assert e["sharding"] == "FSDP2 full_shard × 2 ranks"
     assert e["breakdown"]["weights"] == LLAMA31_8B * 2 // 2
+
+
+def test_the_world_size_comes_from_setup_distributed():
+    from lintlora.engine import read_setups
+    from lintlora.estimate.from_setup import inputs_from_setup
+    from lintlora.training_setup import Distributed, Origin, Setting, Span
+
+    (setup,) = read_setups(str(CONFIGS / "good" / "litgpt_multi_gpu.yaml"))
+    arch = resolve_architecture("meta-llama/Llama-3.1-8B")
+    where = Span("/proj/run.sh", 3)
+    d = Distributed(backend=Setting("deepspeed", Origin.LAUNCH, where), world_size=Setting(8, Origin.LAUNCH, where),
+                    zero_stage=Setting(2, Origin.CONFIG_FILE, Span("/proj/ds.json", 4)),
+                    offload_optimizer=Setting("nvme", Origin.CONFIG_FILE, Span("/proj/ds.json", 5)),
+                    reduce_bucket_size=Setting(200_000_000, Origin.CONFIG_FILE, Span("/proj/ds.json", 6)))
+    inputs, notes = inputs_from_setup(setup.replace(distributed=d), arch, None)
+    # the section, not the config's devices: 4 evidence, decides
+    assert (inputs.num_gpus, inputs.zero_stage, inputs.offload_optimizer) == (8, 2, True)
+    assert inputs.reduce_bucket_size == 200_000_000 and not inputs.fsdp
+    assert any("ZeRO-2" in n and "offload_optimizer nvme" in n for n in notes)
+    one = Distributed(backend=Setting("single", Origin.LAUNCH, where), world_size=Setting(1, Origin.LAUNCH, where))
+    inputs, _ = inputs_from_setup(setup.replace(distributed=one), arch, None)
+    assert inputs.num_gpus == 1
+
+
+def test_num_gpus_flag_overrides_the_files_world_size():
+    e = estimate_json(str(CONFIGS / "good" / "litgpt_multi_gpu.yaml"), "--num-gpus", "2")  # devices: 4
+    assert e["sharding"] == "FSDP2 full_shard × 2 ranks"
+    assert e["breakdown"]["weights"] == LLAMA31_8B * 2 // 2

@@ -728,7 +728,12 @@ def _from_setup(acc: _Acc, setup: TrainingSetup, launch: Launch | None,
     here = os.path.dirname(os.path.abspath(setup.path))
     bases = [b for b in ((launch.workdir if launch else None), here, acc.root) if b]
     ds = _known(setup, "training.deepspeed")
-    if ds is not None and isinstance(ds.value, (str, dict)) and ds.value:
+    if ds is not None and isinstance(ds.value, str) and not ds.value.strip().lower().endswith(
+            (".json", ".yaml", ".yml")) and ("/" not in ds.value or ds.value.strip().startswith("{")):
+        # LLaMA-Factory v1 dist_config.name ("deepspeed_zero3"), or transformers' JSON/base64 text
+        # (integrations/deepspeed.py HfDeepSpeedConfig): no file to read
+        acc.notes.append(f"deepspeed {ds.value[:80]!r}: not a config file path; its values are unknown")
+    elif ds is not None and isinstance(ds.value, (str, dict)) and ds.value:
         ds_values.append((ds.value, bases, ds.span, ds))
     fsdp = _known(setup, "training.fsdp")
     if fsdp is not None and fsdp.value:
