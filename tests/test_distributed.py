@@ -91,6 +91,14 @@ def test_nproc_gpu_counts_the_visible_devices(tmp_path):
     assert d.world_size.value == 3 and d.backend.value == "ddp"
 
 
+def test_llamafactory_cli_runs_one_process_per_visible_gpu(tmp_path):
+    lf = "model_name_or_path: x/y\nstage: sft\nfinetuning_type: lora\n"
+    run = "CUDA_VISIBLE_DEVICES=0,1 llamafactory-cli train lf.yaml\nNPROC_PER_NODE=4 llamafactory-cli train lf.yaml\n"
+    root = _project(tmp_path, {"lf.yaml": lf, "run.sh": run})
+    assert _run(root, script="lf.yaml")[0].world_size.value == 2
+    assert _run(root, script="lf.yaml", index=1)[0].world_size.value == 4
+
+
 def test_plain_python_is_one_process(tmp_path):
     root = _project(tmp_path, {"train.py": SCRIPT.format(extra=""), "run.sh": "python train.py\n"})
     d, _, _ = _run(root)
@@ -110,6 +118,9 @@ def test_deepspeed_launcher_num_gpus_nodes_and_include(tmp_path):
     assert d.backend.value == "deepspeed" and d.world_size.value == 4
     d2, _, _ = _run(root, index=1)
     assert d2.world_size.value == 3 and d2.world_size.span.line == 2
+    (root / "run.sh").write_text("deepspeed --hostfile hosts.txt --num_gpus 8 train.py\n")
+    d3, _, _ = _run(root)
+    assert not d3.world_size.known and any("hostfile" in n for n in d3.extra["notes"].value)
 
 
 @pytest.mark.parametrize("spelling", ["--num_processes 4 --use_deepspeed --zero_stage 2 "
@@ -355,7 +366,7 @@ def test_torchtune_distributed_recipe_from_the_launch(tmp_path):
     single = "tune run lora_finetune_single_device --config cfg.yaml\n"
     (root / "run.sh").write_text(single)
     d2, _, _ = _run(root, script="cfg.yaml")
-    assert d2 is None or d2.backend.value != "fsdp"
+    assert (d2.backend.value, d2.world_size.value) == ("single", 1)
 
 
 def test_torchtune_header_and_litgpt_devices_without_a_launch():

@@ -679,6 +679,11 @@ def _from_launcher(acc: _Acc, launch: Launch) -> None:
     if cn is not None and nodes is None:
         acc.notes.append(f"{cn.source} {cn.text!r}: the number of nodes is not a plain count; world size unknown")
         return
+    if cn is None and launch.launcher == "deepspeed" and any(
+            (w.text or "").startswith(("--hostfile", "-H")) for w in launch.launcher_argv):
+        # deepspeed/launcher/runner.py: without --num_nodes every host of the hostfile runs
+        acc.notes.append("deepspeed --hostfile without --num_nodes: every host it lists runs; world size unknown")
+        return
     nodes = nodes or 1
     if per is None and launch.launcher == "deepspeed" and vis is not None and vis.value:
         per, cp = vis.value, vis  # deepspeed --include: the listed GPUs (deepspeed/launcher/runner.py)
@@ -686,6 +691,10 @@ def _from_launcher(acc: _Acc, launch: Launch) -> None:
         per, cp = 1, None  # torch/distributed/run.py: --nproc_per_node defaults to 1
     if per is None and launch.launcher == "python":
         per, cp = 1, None
+    if per is None and launch.launcher == "llamafactory" and vis is not None and vis.value:
+        # LLaMA-Factory src/llamafactory/cli.py: `train` re-launches itself under torchrun with
+        # NPROC_PER_NODE or get_device_count() processes when more than one device is visible
+        per, cp = vis.value, vis
     if per is not None:
         text = f"{cp.source} {cp.text}" if cp is not None else f"{launch.launcher} (one process per node)"
         if nodes > 1:
@@ -777,6 +786,13 @@ def _torchtune(acc: _Acc, setup: TrainingSetup, launch: Launch | None, own: _Nod
         return
     recipe = launch.module if launch is not None and launch.launcher == "tune" else None
     header = next((e for e in setup.launch if e.kind == "fsdp"), None)
+    if recipe and recipe.endswith("_single_device"):
+        # a single-device recipe runs one process whatever the launcher (recipes/*_single_device.py)
+        span = Span(launch.path, launch.line)
+        one = Setting(1, Origin.LAUNCH, span, None, f"tune run {recipe} ({_base(launch.path)}:{launch.line})")
+        acc.put("world_size", one, _LAUNCH + 1)
+        acc.put("backend", Setting("single", Origin.LAUNCH, span, None, one.source), _LAUNCH + 1)
+        return
     if not ((recipe and recipe.endswith("_distributed")) or (recipe is None and header is not None)):
         return
     if recipe:
