@@ -314,3 +314,22 @@ def test_num_gpus_flag_overrides_the_files_world_size():
     e = estimate_json(str(CONFIGS / "good" / "litgpt_multi_gpu.yaml"), "--num-gpus", "2")  # devices: 4
     assert e["sharding"] == "FSDP2 full_shard × 2 ranks"
     assert e["breakdown"]["weights"] == LLAMA31_8B * 2 // 2
+
+
+RUN_SH = "#!/bin/bash\nset -e\ntorchrun --nproc_per_node 4 train.py --model_name_or_path meta-llama/Llama-2-7b-hf \\\n  --deepspeed ds/zero_stage3_offload_config.json --bf16 True\n"
+
+
+def test_estimate_finds_the_launch_beside_the_script(tmp_path):
+    # the acceptance run: run.sh (torchrun 4 GPUs, a ZeRO-3 JSON) beside the script
+    script = _project(tmp_path)
+    script.write_text(SCRIPT.replace(',\n                         deepspeed="ds/zero_stage3_offload_config.json"', ""))
+    assert "deepspeed" not in script.read_text()
+    (tmp_path / "run.sh").write_text(RUN_SH)
+    e = estimate_json(str(script))
+    assert e["sharding"] == "DeepSpeed ZeRO-3 × 4 ranks"
+    assert any(a.startswith("launched by run.sh:3 (torchrun)") for a in e["assumptions"])
+    assert e["breakdown"]["weights"] == 0  # offload_param cpu
+    # a launch of another file is not this one's
+    (tmp_path / "run.sh").write_text(RUN_SH.replace("train.py", "other.py"))
+    e = estimate_json(str(script))
+    assert e["sharding"] == "" and not any(a.startswith("launched by") for a in e["assumptions"])
