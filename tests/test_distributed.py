@@ -452,6 +452,17 @@ def test_a_yaml_bomb_in_the_accelerate_config_is_a_problem(tmp_path):
     assert not d.backend.known and not d.world_size.known  # an accelerate launch: unknown, not guessed
 
 
+def test_a_named_pipe_or_a_folder_is_not_read(tmp_path):
+    root = _project(tmp_path, {"train.py": SCRIPT.format(extra=', deepspeed="ds.json"')})
+    os.mkfifo(root / "ds.json")  # a read would block: refused from fstat, never read
+    _, _, (p,) = _run(root, launch_file=None)
+    assert "not a regular file" in p.message and p.path == str(root / "ds.json")
+    os.remove(root / "ds.json")
+    (root / "ds.json").mkdir()
+    _, _, (p,) = _run(root, launch_file=None)
+    assert p.path == str(root / "ds.json") and "cannot be read" in p.message
+
+
 def test_a_setup_built_by_hand_with_no_path_and_a_root_is_safe(tmp_path):
     setup = TrainingSetup(path=str(tmp_path / "missing.py"))
     assert distributed_for(setup, None, root=str(tmp_path)) == (None, (), ())

@@ -253,7 +253,7 @@ def _read_tree(acc: _Acc, path: str, *, kind: str, what: str, cited: Span | None
     # a link inside the project is read at its target (checked inside above, realpath), and
     # that target is opened without following links (no swap between the check and the read)
     path = os.path.realpath(path) if os.path.islink(path) else path
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         acc.problem(where_path, where_line, f"{what} {path} not found: its settings are unknown", "LL999")
         return None
     try:
