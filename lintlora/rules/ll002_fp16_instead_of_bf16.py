@@ -25,7 +25,7 @@ from lintlora import facts
 from lintlora.findings import Finding, Severity
 from lintlora.rules._text import join_words
 from lintlora.rules.base import Rule
-from lintlora.training_setup import Setting, TrainingSetup
+from lintlora.training_setup import Origin, Setting, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -36,6 +36,9 @@ _PYTHON_FIX = {
     "training.fp16": "bf16=True instead of fp16=True",
     "quantization.bnb_4bit_compute_dtype": "bnb_4bit_compute_dtype=torch.bfloat16",
     "model.torch_dtype": "torch_dtype=torch.bfloat16",
+    "run.mixed_precision": "--mixed_precision bf16 in the launch command",
+    "distributed.mixed_precision": "bf16 in the run's configuration (accelerate mixed_precision: bf16, or "
+                                   'the DeepSpeed JSON\'s "bf16": {"enabled": true} in place of its fp16 block)',
     None: "torch.autocast(..., dtype=torch.bfloat16)",
 }
 
@@ -52,6 +55,11 @@ def _fixed_setup(setup: TrainingSetup, uses: list[facts.Use]) -> TrainingSetup:
     for use in uses:
         if use.path == "training.fp16":
             fixed = fixed.set("training.fp16", False, "LL002 fix").set("training.bf16", True, "LL002 fix")
+        elif use.path == "run.mixed_precision" and fixed.run is not None:
+            fixed = fixed.replace(run=dataclasses.replace(
+                fixed.run, mixed_precision=Setting.assumed("bf16", "LL002 fix")))
+        elif use.path == "distributed.mixed_precision":
+            fixed = fixed.set("distributed.mixed_precision", "bf16", "LL002 fix")
         elif use.path is not None:
             fixed = fixed.set(use.path, "bfloat16", "LL002 fix")
     if any(u.call is not None for u in uses):
@@ -67,9 +75,11 @@ def _fixed_setup(setup: TrainingSetup, uses: list[facts.Use]) -> TrainingSetup:
 
 
 def _fix_text(setup: TrainingSetup, uses: list[facts.Use]) -> str:
+    run_paths = ("run.mixed_precision", "distributed.mixed_precision")
     if setup.kind in ("yaml", "json"):
         wording = _YAML_FIX.get(setup.framework, "`bf16: true` instead of `fp16: true`")
-        return f"Use {wording}."
+        extra = [_PYTHON_FIX[u.path] for u in uses if u.path in run_paths]
+        return f"Use {join_words([wording, *dict.fromkeys(extra)])}."
     seen: list[str] = []
     for use in uses:
         text = _PYTHON_FIX[use.path]
@@ -114,7 +124,7 @@ class Fp16InsteadOfBf16(Rule):
             where = "no GPU was named" if gpu is None else f"bf16 support of the {gpu.name} is not known"
             message = (f"Trains in float16 ({what}); if your GPU is Ampere or newer (A100, RTX 30xx/40xx, "
                        f"L4, H100...), use bfloat16 instead: {why}. ({where}: pass --gpu to decide.)")
-        hints = [facts.launch_hint(u.setting) for u in uses]
+        hints = [facts.launch_hint(u.setting, setup) for u in uses]
         if all(hints):
             # every float16 use is a default chosen at launch (facts.set_at_launch): info
             severity = Severity.INFO
@@ -122,8 +132,14 @@ class Fp16InsteadOfBf16(Rule):
         first = uses[0]
         rests_on = tuple(f"{u.what} ({u.setting.origin.value})" for u in uses
                          if u.setting is not None and u.setting.origin.is_default)
+        related: tuple = ()
+        for u in uses:
+            related += facts.setting_related(u.setting, u.what if u.setting is None or u.setting.origin
+                                             is not Origin.LAUNCH else (u.setting.source or u.what))
+        if related:
+            related = facts.launch_related(setup) + related
         yield self.finding(
             context, setup, first.span, message,
             fix=_fix_text(setup, uses), fixed_setup=_fixed_setup(setup, uses), severity=severity,
-            rests_on=rests_on,
+            rests_on=rests_on, related=related,
         )
