@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from lintlora import facts
 from lintlora.findings import Finding, RelatedLocation, Severity
 from lintlora.rules.base import Rule
-from lintlora.training_setup import Distributed, Origin, Setting, Span, TrainingSetup
+from lintlora.training_setup import UNKNOWN, Distributed, Origin, Setting, Span, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -126,6 +126,37 @@ def _json_name(dist: Distributed) -> str:
     return os.path.basename(dist.config_path) if dist.config_path else "the DeepSpeed config"
 
 
+def _json_values(dist: Distributed) -> dict[str, Setting]:
+    """The DeepSpeed JSON's values the integration checks, by JSON key: the Distributed fields,
+    and ``fp16.enabled``/``bf16.enabled`` from ``mixed_precision`` when it was read from the JSON
+    (the enabled block; a block the JSON leaves ``"auto"`` or off says nothing here)."""
+    out = {key: getattr(dist, key) for key in AUTO_KEYS}
+    mp = dist.mixed_precision
+    if mp.known and mp.value in ("fp16", "bf16") and _from_json(dist, mp):
+        out[f"{mp.value}.enabled"] = Setting(True, mp.origin, mp.span, mp.key_span, mp.source)
+    for block in ("fp16", "bf16"):
+        s = dist.extra.get(f"{block}_enabled")  # when the distribution keeps each block's own value
+        if s is not None and s.known and isinstance(s.value, bool):
+            out[f"{block}.enabled"] = s
+    return out
+
+
+def _inline_values(inline: Setting) -> dict[str, Setting]:
+    """The same keys from a literal ``deepspeed={...}`` dict; every value at the dict's span."""
+    cfg = inline.value
+    span = inline.span or inline.key_span
+
+    def lit(v: Any) -> Setting:
+        return Setting(v, Origin.LITERAL, span, inline.key_span, "deepspeed={...}")
+
+    out = {key: lit(cfg[key]) for key in AUTO_KEYS if key in cfg}
+    for block in ("fp16", "bf16"):
+        b = cfg.get(block)
+        if isinstance(b, dict) and "enabled" in b:
+            out[f"{block}.enabled"] = lit(b["enabled"])
+    return out
+
+
 def _from_json(dist: Distributed, s: Setting) -> bool:
     """Whether the value was read from the DeepSpeed JSON (not an accelerate config)."""
     span = s.span or s.key_span
@@ -144,46 +175,53 @@ class DeepSpeedConfigMismatch(Rule):
     summary = "DeepSpeed JSON values that disagree with the training arguments, or \"auto\" DeepSpeed cannot read"
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
-        dist = setup.distributed
-        if not setup.is_training or dist is None or setup.framework == "axolotl":
+        if not setup.is_training or setup.framework == "axolotl":
             return
-        if setup.training is not None and setup.framework in HF_TRAINER_FRAMEWORKS:
-            yield from self._mismatches(setup, dist, context)
-        elif self._plain_deepspeed(setup):
-            yield from self._autos(setup, dist, context)
+        dist = setup.distributed
+        hf_trainer = setup.training is not None and setup.framework in HF_TRAINER_FRAMEWORKS
+        if dist is not None and dist.config_path is not None:
+            if hf_trainer:
+                yield from self._mismatches(setup, _json_values(dist), _json_name(dist), context)
+            elif self._plain_deepspeed(setup):
+                yield from self._autos(setup, dist, context)
+            return
+        inline = setup.get("training.deepspeed")
+        if hf_trainer and inline.known and isinstance(inline.value, dict):
+            # TrainingArguments(deepspeed={...}): the same check on a literal dict
+            yield from self._mismatches(setup, _inline_values(inline), "the deepspeed={...} dict", context)
 
     # ---- (a) -----------------------------------------------------------------------------
-    def _mismatches(self, setup: TrainingSetup, dist: Distributed, context: "Context") -> Iterable[Finding]:
+    def _mismatches(self, setup: TrainingSetup, ds: dict[str, Setting], name: str,
+                    context: "Context") -> Iterable[Finding]:
         auto_batch = _hf(setup, "auto_find_batch_size")
         checked_batch = not (auto_batch is not None and auto_batch.value is True)
-        name = _json_name(dist)
         micro = _hf(setup, "per_device_train_batch_size")
         ga = _hf(setup, "gradient_accumulation_steps")
         pairs: list[tuple[str, Setting, Any, str, list[_Hf]]] = []
         if checked_batch and micro is not None and _number(micro.setting) is not None:
-            pairs.append(("train_micro_batch_size_per_gpu", dist.train_micro_batch_size_per_gpu, micro.value,
-                          "per_device_train_batch_size", [micro]))
+            pairs.append(("train_micro_batch_size_per_gpu", ds.get("train_micro_batch_size_per_gpu", UNKNOWN),
+                          micro.value, "per_device_train_batch_size", [micro]))
         if ga is not None and _number(ga.setting) is not None:
-            pairs.append(("gradient_accumulation_steps", dist.gradient_accumulation_steps, ga.value,
+            pairs.append(("gradient_accumulation_steps", ds.get("gradient_accumulation_steps", UNKNOWN), ga.value,
                           "gradient_accumulation_steps", [ga]))
         clip = _hf(setup, "max_grad_norm")
         if clip is not None and _number(clip.setting) is not None:
-            pairs.append(("gradient_clipping", dist.gradient_clipping, clip.value, "max_grad_norm", [clip]))
+            pairs.append(("gradient_clipping", ds.get("gradient_clipping", UNKNOWN), clip.value, "max_grad_norm",
+                          [clip]))
         processes = facts.run_processes(setup)
         if checked_batch and micro is not None and ga is not None and processes is not None \
                 and _number(micro.setting) is not None and _number(ga.setting) is not None:
             total = processes.value * micro.value * ga.value
-            pairs.append(("train_batch_size", dist.train_batch_size, total,
+            pairs.append(("train_batch_size", ds.get("train_batch_size", UNKNOWN), total,
                           f"train_batch_size (calculated: {processes.value} processes × {micro.value} × {ga.value})",
                           [micro, ga]))
-        mp = dist.mixed_precision
-        if mp.known and mp.value in ("fp16", "bf16") and _from_json(dist, mp):
-            key = f"{mp.value}.enabled"
-            flag, full = _hf(setup, mp.value), _hf(setup, f"{mp.value}_full_eval")
-            if flag is not None and _flag(flag.setting) is not None and full is not None:
-                hf_on = bool(flag.value) or bool(full.value)
-                pairs.append((key, Setting(True, mp.origin, mp.span, mp.key_span, mp.source), hf_on,
-                              f"{mp.value}|{mp.value}_full_eval", [flag]))
+        for block in ("fp16", "bf16"):
+            enabled = ds.get(f"{block}.enabled", UNKNOWN)
+            flag, full = _hf(setup, block), _hf(setup, f"{block}_full_eval")
+            if _flag(enabled) is not None and flag is not None and _flag(flag.setting) is not None \
+                    and full is not None:
+                pairs.append((f"{block}.enabled", enabled, bool(flag.value) or bool(full.value),
+                              f"{block}|{block}_full_eval", [flag]))
         for key, ds, hf_value, hf_name, hfs in pairs:
             if not _ds_side(ds):
                 continue
@@ -192,7 +230,7 @@ class DeepSpeedConfigMismatch(Rule):
                 continue
             if not isinstance(ds_value, (int, float)) or ds_value == hf_value:
                 continue
-            span = ds.span or ds.key_span or dist.span
+            span = ds.span or ds.key_span or setup.get("training.deepspeed").span or setup.anchor
             related: tuple[RelatedLocation, ...] = ()
             for hf in hfs:
                 related += _hf_related(hf)
@@ -203,10 +241,14 @@ class DeepSpeedConfigMismatch(Rule):
                        "the following DeepSpeed config values that mismatch TrainingArguments values: - ds "
                        f"{key}={ds_value} vs hf {hf_name.split(' ')[0]}={hf_value}\"; transformers "
                        "integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_finalize).")
-            fix = (f"Set \"{key.split('.')[-1] if key.endswith('.enabled') else key}\": \"auto\" in {name}"
-                   f"{' (the ' + key.split('.')[0] + ' block)' if key.endswith('.enabled') else ''} so the "
-                   f"integration fills it from the training arguments, or make {hf_name.split(' ')[0]} "
-                   f"{'equal to ' + repr(ds_value) if not key.endswith('.enabled') else ('True' if ds_value else 'False')}.")
+            if key.endswith(".enabled"):
+                block = key.split(".")[0]
+                fix = (f"Set \"enabled\": \"auto\" in the {block} block of {name} so the integration follows the "
+                       f"training arguments, or pass {block}={'True' if ds_value else 'False'} to them.")
+            else:
+                arg = hfs[0].name if len(hfs) == 1 else "per_device_train_batch_size/gradient_accumulation_steps"
+                fix = (f"Set \"{key}\": \"auto\" in {name} so the integration fills it from the training "
+                       f"arguments, or make {arg} agree with {ds_value!r}.")
             yield self.finding(context, setup, span, message, fix=fix, related=related)
 
     # ---- (b) -----------------------------------------------------------------------------
