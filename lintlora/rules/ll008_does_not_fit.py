@@ -457,7 +457,9 @@ class DoesNotFit(Rule):
                 else:
                     parts.append(f"No change lintlora knows of would {goal}; {larger}.")
                 fix = (f"Train on a GPU with more memory ({larger}), or shard the model over several GPUs "
-                       "(FSDP or DeepSpeed ZeRO-3).")
+                       "(FSDP or DeepSpeed ZeRO-3)." if not per_gpu else
+                       f"Train on GPUs with more memory ({larger}, per GPU as sharded), or on more of them: "
+                       f"{sharding} shares the sharded terms among the ranks.")
         if best is not None:
             figures = dataclasses.replace(figures, peak_after_fix_bytes=best.device_bytes)
         return Finding(code=self.code, name=self.name, severity=severity,
