@@ -98,6 +98,7 @@ class ShardedQloraQuantStorage(Rule):
     code = "LL024"
     name = "sharded-qlora-quant-storage"
     severity = Severity.ERROR
+    depends_on_settings = False  # fires on the files of the run alone (LL900 may report its suppressions)
     summary = "4-bit bitsandbytes under FSDP or ZeRO-3 needs bnb_4bit_quant_storage equal to the model's dtype"
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:

@@ -172,6 +172,7 @@ class DeepSpeedConfigMismatch(Rule):
     name = "deepspeed-config-mismatch"
     severity = Severity.ERROR
     fix_changes_memory = False  # the run does not start as written; the fix changes no figure
+    depends_on_settings = False  # fires on the files of the run alone (LL900 may report its suppressions)
     summary = "DeepSpeed JSON values that disagree with the training arguments, or \"auto\" DeepSpeed cannot read"
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
