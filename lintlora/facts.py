@@ -8,6 +8,15 @@ the options ``HfArgumentParser``/``TrlParser`` make of ``TrainingArguments`` fie
 dataclass field, a function parameter or an environment variable is what the run uses only if
 the launch does not pass another value. A finding resting on one says how it is set
 (:func:`launch_hint`) and is reported at info.
+
+When the run is known (``setup.run``, issue 15), the launch decides: a value it passes has
+origin ``LAUNCH`` and is the run's value, not "set at launch"; an argparse/dataclass/function
+default it does not override is the run's value too (:func:`run_decides`), worded
+``"run.sh:3 does not pass --X"`` (:func:`unpassed_hint`); :func:`set_at_launch` and
+:func:`launch_hint` take the setup for that. The run's own facts: :func:`run_processes`,
+:func:`launch_evidence` (data-parallel evidence of kind ``"launch"``), :func:`sharded_run`,
+:func:`run_fp16_uses`, and :func:`launch_related` / :func:`setting_related`, the
+:class:`~lintlora.findings.RelatedLocation` every finding resting on the launch carries.
 """
 
 from __future__ import annotations
@@ -682,8 +691,9 @@ def fp16_uses(setup: TrainingSetup) -> list[Use]:
     """Every place the setup trains in float16, in this order: the trainer's ``fp16``, the
     ``autocast`` calls, the 4-bit compute dtype, the model's load dtype.
 
-    Only known values count; a library default of ``fp16=False`` or a float32 compute dtype is
-    not a use. An ``autocast`` counts only where it runs per training step (see below). The load dtype counts only when the setup trains (``is_training``).
+    Then the run's own (:func:`run_fp16_uses`: the launcher's ``--mixed_precision fp16``, the
+    distribution's ``mixed_precision``). Only known values count; a library default of
+    ``fp16=False`` or a float32 compute dtype is not a use. An ``autocast`` counts only where it runs per training step (see below). The load dtype counts only when the setup trains (``is_training``).
     """
     uses: list[Use] = []
     config = setup.kind in ("yaml", "json")

@@ -30,6 +30,15 @@ would reset it). ``prepare_model_for_kbit_training`` on a base loaded unquantize
 nothing on (:func:`lintlora.facts.kbit_prep_without_checkpointing`; peft
 ``src/peft/utils/other.py``, 0.20.1.dev0): the message says so and, without a trainer flag to
 point at, the finding points at that call.
+
+When the run is known (issue 15): a launch passing ``--gradient_checkpointing True`` (origin
+``LAUNCH``) turns it on and the rule is silent; ``--gradient_checkpointing False`` is reported
+at the launch line; a launch that does not pass it makes the default the run's value, so the
+finding is not "info: unless passed at launch" but says "run.sh:3 does not pass
+--gradient_checkpointing" (:attr:`lintlora.facts.Fact.at_run`) at the usual severity, and
+its fix names the launch command. The run's FSDP activation checkpointing (an accelerate
+config's ``fsdp_activation_checkpointing: true``; litgpt on several devices) counts as on.
+Findings resting on the launch carry its line as a related location.
 """
 
 from __future__ import annotations

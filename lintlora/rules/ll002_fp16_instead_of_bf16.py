@@ -11,6 +11,13 @@ rate on GPUs that have it (NVIDIA Ampere, compute capability 8.0, and newer). Fo
 binary16 and Google's bfloat16 (as ``torch.finfo(torch.float16).max`` / ``torch.finfo(
 torch.bfloat16).max`` report). Reported case: hiyouga/LlamaFactory#3638 (fp16=true on an A100).
 
+The run's precision counts too (issue 15, :func:`lintlora.facts.run_fp16_uses`): a value the
+launch passes (``--fp16 True`` in ``run.sh`` line 5, origin ``LAUNCH``: reported at that
+line), the launcher's ``--mixed_precision fp16`` and the distribution's ``mixed_precision``
+(an accelerate config's ``mixed_precision: fp16``, a DeepSpeed JSON's enabled ``fp16`` block);
+a DeepSpeed ``"auto"`` follows the training arguments, and ``bf16=True`` in them wins over the
+launcher. Such a finding carries the launch line and the value's line as related locations.
+
 Severity: warning on a GPU with bf16 support; info, with the condition stated, when no GPU was
 named; silent on GPUs without bf16 (T4, V100), where float16 is the right choice. Info when
 every float16 use is a default the user sets at launch (:func:`lintlora.facts.set_at_launch`).

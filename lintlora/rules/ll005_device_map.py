@@ -24,6 +24,15 @@ arguments, a rank read that places nothing: :data:`lintlora.facts.WEAK_PARALLEL_
 evidence. A ``device_map`` (or offload flag) that is a default the user sets at launch makes the
 finding info, with how it is set (:func:`lintlora.facts.launch_hint`).
 
+When the run is known (issue 15), its launch is evidence too, and the first named: a launch of
+more than one process (``torchrun --nproc_per_node 4``, ``accelerate launch --num_processes
+4``: :func:`lintlora.facts.launch_evidence`), or a distribution stating a world size above one
+(an accelerate config's ``num_processes``); the finding then carries a
+:class:`~lintlora.findings.RelatedLocation` at the launch line ("launched by run.sh:3 with 4
+processes"). A run known to be one process has no data-parallel evidence at all, whatever the
+file prepares for. A map that is a launch-time default the known launch does not override is
+the run's value: an error, worded "run.sh:3 does not pass --device_map".
+
 A branch on the world size is evidence only for the arm it guards: (a) and (b) judge the map a
 launcher's process passes (``ModelLoad.extra["device_map_launched"]``, read by the Python
 extractor with ``WORLD_SIZE=2``/``LOCAL_RANK=1`` where the map depends on them), so

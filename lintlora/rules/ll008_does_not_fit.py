@@ -27,9 +27,14 @@ Severity:
 - info: the verdict rests on a default chosen at launch (:func:`lintlora.facts.set_at_launch`:
   an argparse option, a dataclass field, an environment variable), the model name included.
 
+A sharded run is judged per GPU when the estimate knows the sharding and the number of ranks
+(:mod:`lintlora.estimate.sharding_setup`: litgpt ``devices``, a torchtune distributed recipe,
+and the run's distribution): the message says "per GPU (DeepSpeed ZeRO-3 × 4 ranks)", the fix
+does not propose sharding again, and the finding carries the launch line when the run is known.
+
 Silent: no GPU named (nothing to fit against), the model unknown (no verdict is guessed), a file
-that does not train, a sharded run (DeepSpeed or FSDP named: the estimator models one device
-holding everything), and when LL001's fix (checkpointing on) alone makes it fit: LL001 is then
+that does not train, a sharded run whose number of ranks the estimate does not know (DeepSpeed
+or FSDP named, in the file or in the run's distribution), and when LL001's fix (checkpointing on) alone makes it fit: LL001 is then
 the finding that says so (one problem, one finding), unless LL001 is not selected.
 
 Anchor: where a user acts on it: the model load when the weights, gradients and optimizer states
