@@ -263,3 +263,47 @@ def test_ll008_says_zero3_times_4_for_the_run(tmp_path):
     [f] = check(LL008, s, gpu_memory_bytes=6 * 2**30)
     assert "per GPU" in f.message and "ZeRO-3 × 4" in f.message
     assert f.related and f.related[0].span == Span(RUN_SH, 3)
+
+
+# ---- end to end (the acceptance case of issue 15), once the run is assembled ---------------------
+
+RUN_SCRIPT = """\
+#!/bin/bash
+# four GPUs, ZeRO-3
+torchrun --nproc_per_node 4 train.py \\
+    --model_name_or_path meta-llama/Llama-2-13b-hf \\
+    --fp16 True \\
+    --per_device_train_batch_size 64 \\
+    --deepspeed ds_z3.json --output_dir out
+"""
+
+DS_Z3 = """\
+{
+  "zero_optimization": {"stage": 3},
+  "fp16": {"enabled": "auto"},
+  "train_micro_batch_size_per_gpu": "auto",
+  "gradient_accumulation_steps": "auto"
+}
+"""
+
+
+@pytest.mark.xfail(strict=False, reason="needs bind, dist and engine: the run assembled from run.sh and ds_z3.json")
+def test_the_acceptance_run_end_to_end(tmp_path):
+    from rules_support import lint
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    (tmp_path / "run.sh").write_text(RUN_SCRIPT, encoding="utf-8")
+    (tmp_path / "ds_z3.json").write_text(DS_Z3, encoding="utf-8")
+    (tmp_path / "train.py").write_text(HF_SCRIPT.format(device_map='"auto"'), encoding="utf-8")
+    result = lint(tmp_path, Settings(gpu="A100-40GB"))
+    by_code = {}
+    for f in result.findings:
+        by_code.setdefault(f.code, []).append(f)
+    [ll002] = by_code["LL002"]
+    assert (ll002.span.path.endswith("run.sh"), ll002.span.line) == (True, 5)
+    [ll005] = by_code["LL005"]
+    assert ll005.span.path.endswith("train.py") and ll005.span.line == 13
+    assert any(r.span.path.endswith("run.sh") and r.span.line == 3 for r in ll005.related)
+    assert all(f.code != "LL025" for f in result.findings)  # "auto" under the HF Trainer
+    for f in by_code.get("LL008", []):  # LL001 may be the finding that makes it fit
+        assert "per GPU (DeepSpeed ZeRO-3 × 4 ranks)" in f.message
