@@ -24,18 +24,18 @@ Why, with sources:
   quantized model (bitsandbytes-foundation/bitsandbytes#1249, axolotl-ai-cloud/axolotl#1717;
   BN16).
 - The fix is the documented one: ``bnb_4bit_quant_storage`` equal to the ``torch_dtype`` the
-  model is loaded in (peft ``docs/source/accelerate/fsdp.md``, "Notice that ``dtype`` for
-  ``AutoModelForCausalLM`` is same as the ``bnb_4bit_quant_storage`` data type"; the same in
-  ``docs/source/accelerate/deepspeed.md`` for ZeRO-3 QLoRA; bitsandbytes ``docs/source/
-  fsdp_qlora.md``, "Quantized data storage"). With float16 mixed precision peft's page asks
+  model is loaded in (peft ``docs/source/accelerate/fsdp.md`` at 018ca9d6f, "Notice that
+  ``dtype`` for ``AutoModelForCausalLM`` is same as the ``bnb_4bit_quant_storage`` data type";
+  the same sentence in ``docs/source/accelerate/deepspeed.md`` at 09802c1b4 for ZeRO-3 QLoRA;
+  bitsandbytes ``docs/source/fsdp_qlora.md``, "Quantized data storage"). With float16 mixed precision peft's page asks
   for ``float32`` storage (and load dtype).
 
 Severity: error. Silent when the run does not shard parameters (DDP, ZeRO-0/1/2, FSDP
 ``NO_SHARD``, a run known to be one process), for axolotl and LLaMA-Factory configs (both set
 the storage themselves: axolotl ``src/axolotl/loaders/model.py``
-``ModelLoader._set_quantization_config``, ``"bnb_4bit_quant_storage": torch.bfloat16``;
+``ModelLoader._set_quantization_config`` at 002a637c8, ``"bnb_4bit_quant_storage": torch.bfloat16``;
 LLaMA-Factory ``src/llamafactory/model/model_utils/quantization.py``,
-``bnb_4bit_quant_storage=model_args.compute_dtype``), when the storage dtype equals the model's
+``bnb_4bit_quant_storage=model_args.compute_dtype`` at 8c0a721c4), when the storage dtype equals the model's
 float dtype, and when either cannot be read (a float storage against an unknown or ``"auto"``
 load dtype is not judged). Under ZeRO-3 only an integer storage is reported: a float storage is
 partitioned, and the uniform-dtype check is FSDP's.
