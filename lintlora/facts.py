@@ -703,7 +703,9 @@ def fp16_uses(setup: TrainingSetup) -> list[Use]:
 
     fp16 = setup.get("training.fp16")
     if fp16.known and fp16.value is True:
-        uses.append(Use(spell("fp16", "True", "true"), "training.fp16", fp16.span or fp16.key_span,
+        # a value the launch passed is spelled as on the command line (``--fp16 True``)
+        launched = (fp16.source or "").split(" (")[0] if fp16.origin is Origin.LAUNCH else ""
+        uses.append(Use(launched or spell("fp16", "True", "true"), "training.fp16", fp16.span or fp16.key_span,
                         setting=fp16))
     for call in setup.calls_of("autocast"):
         dtype = call.args.get("dtype")

@@ -144,7 +144,8 @@ def test_ll002_fp16_passed_by_the_launch_is_reported_at_the_launch_line(tmp_path
     assert (f.severity, f.span.path, f.span.line) == (Severity.WARNING, RUN_SH, 5)
     assert "unless" not in f.message
     msgs = [r.message for r in f.related]
-    assert msgs[0].startswith("launched by run.sh:3") and "--fp16 True (run.sh:5) passed by run.sh:5" in msgs
+    assert msgs[0].startswith("launched by run.sh:3") and "--fp16 True passed by run.sh:5" in msgs
+    assert "(--fp16 True)" in f.message and "--bf16 True in place of --fp16 True in the launch command (run.sh:5)" in f.fix
 
 
 def test_ll002_the_launchers_mixed_precision(tmp_path):

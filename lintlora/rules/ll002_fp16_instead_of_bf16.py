@@ -90,6 +90,8 @@ def _fix_text(setup: TrainingSetup, uses: list[facts.Use]) -> str:
     seen: list[str] = []
     for use in uses:
         text = _PYTHON_FIX[use.path]
+        if use.path == "training.fp16" and use.setting is not None and use.setting.origin is Origin.LAUNCH:
+            text = f"--bf16 True in place of {use.what} in the launch command ({facts.where(use.span)})"
         if text not in seen:
             seen.append(text)
     return (f"Use {join_words(seen)}. The memory stays the same; drop any GradScaler, bfloat16 does "
@@ -141,8 +143,7 @@ class Fp16InsteadOfBf16(Rule):
                          if u.setting is not None and u.setting.origin.is_default)
         related: tuple = ()
         for u in uses:
-            related += facts.setting_related(u.setting, u.what if u.setting is None or u.setting.origin
-                                             is not Origin.LAUNCH else (u.setting.source or u.what))
+            related += facts.setting_related(u.setting, u.what)
         if related:
             related = facts.launch_related(setup) + related
         yield self.finding(
