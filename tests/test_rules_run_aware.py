@@ -308,3 +308,16 @@ def test_the_acceptance_run_end_to_end(tmp_path):
     assert all(f.code != "LL025" for f in result.findings)  # "auto" under the HF Trainer
     for f in by_code.get("LL008", []):  # LL001 may be the finding that makes it fit
         assert "per GPU (DeepSpeed ZeRO-3 × 4 ranks)" in f.message
+
+
+def test_a_known_run_keeps_its_default_model_against_model_flag(tmp_path):
+    from lintlora.context import model_named_in_file
+
+    s = extract(tmp_path)
+    name = s.get("model.name_or_path")
+    assert not model_named_in_file(name)  # a default the launch may change: --model replaces it
+    ran = dataclasses.replace(s, run=launch())
+    assert model_named_in_file(name, ran)
+    ctx = Context(Settings(model="mistralai/Mistral-7B-v0.1"))
+    assert ctx.apply_overrides(s).get("model.name_or_path").value == "mistralai/Mistral-7B-v0.1"
+    assert ctx.apply_overrides(ran).get("model.name_or_path").value == "meta-llama/Llama-2-7b-hf"
