@@ -227,8 +227,8 @@ class DeepSpeedConfigMismatch(Rule):
             if not _ds_side(ds):
                 continue
             ds_value = ds.value
-            if isinstance(ds_value, bool) != isinstance(hf_value, bool) and key.endswith(".enabled"):
-                continue
+            if isinstance(ds_value, bool) != isinstance(hf_value, bool):
+                continue  # an enabled flag against a number, or the other way: not this check
             if not isinstance(ds_value, (int, float)) or ds_value == hf_value:
                 continue
             span = ds.span or ds.key_span or setup.get("training.deepspeed").span or setup.anchor
