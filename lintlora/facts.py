@@ -333,7 +333,8 @@ def _run_fsdp_checkpointing(setup: TrainingSetup) -> Fact | None:
         return None
     ac = dist.fsdp_activation_checkpointing
     if ac.is_(True) and not dist.backend.is_("ddp") and not dist.backend.is_("single"):
-        return Fact(True, ac.span or ac.key_span, f"FSDP activation checkpointing ({ac.source or 'fsdp_activation_checkpointing: true'})")
+        where_set = ac.source or "fsdp_activation_checkpointing: true"
+        return Fact(True, ac.span or ac.key_span, f"FSDP activation checkpointing ({where_set})")
     if setup.framework == "litgpt" and dist.backend.is_("fsdp") and processes is not None and processes.value > 1 \
             and not ac.is_(False):
         return Fact(True, dist.backend.span, f"litgpt FSDP on {processes.value} devices ({LITGPT_FSDP_CHECKPOINTING})")
@@ -468,7 +469,8 @@ def is_quantized(setup: TrainingSetup) -> bool | None:
 DATA_PARALLEL_KINDS = frozenset(
     {"accelerator", "env-rank", "deepspeed", "fsdp", "torchrun", "multi-gpu", "launch"}
 )
-"""Evidence kinds (``"launch"``: the run's own launch, :func:`launch_evidence`) (see :class:`lintlora.training_setup.Evidence`) meaning the script runs one
+"""Evidence kinds (see :class:`lintlora.training_setup.Evidence`; ``"launch"``: the run's own
+launch, :func:`launch_evidence`) meaning the script runs one
 process per GPU, each holding its own replica or shard of the model."""
 
 WEAK_PARALLEL_KINDS = frozenset({"ddp-argument", "env-read"})
@@ -751,7 +753,9 @@ def run_fp16_uses(setup: TrainingSetup) -> list[Use]:
     dist = setup.distributed
     if dist is not None and dist.mixed_precision.is_("fp16"):
         s = dist.mixed_precision
-        if dist.config_path and s.span is not None and os.path.abspath(s.span.path) == os.path.abspath(dist.config_path):
+        in_json = s.span is not None and dist.config_path is not None \
+            and os.path.abspath(s.span.path) == os.path.abspath(dist.config_path)
+        if in_json:
             what = f'"fp16": {{"enabled": true}} in {os.path.basename(dist.config_path)}'
         elif dist.accelerate_config:
             what = f"mixed_precision: fp16 in {os.path.basename(dist.accelerate_config)}"

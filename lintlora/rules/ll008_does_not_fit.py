@@ -34,7 +34,8 @@ does not propose sharding again, and the finding carries the launch line when th
 
 Silent: no GPU named (nothing to fit against), the model unknown (no verdict is guessed), a file
 that does not train, a sharded run whose number of ranks the estimate does not know (DeepSpeed
-or FSDP named, in the file or in the run's distribution), and when LL001's fix (checkpointing on) alone makes it fit: LL001 is then
+or FSDP named, in the file or in the run's distribution), and when LL001's fix (checkpointing
+on) alone makes it fit: LL001 is then
 the finding that says so (one problem, one finding), unless LL001 is not selected.
 
 Anchor: where a user acts on it: the model load when the weights, gradients and optimizer states
