@@ -31,6 +31,8 @@ EXPECTED = {
     "LL010": "precision-unsupported-by-gpu",
     "LL011": "fp16-trainable-weights",
     "LL012": "target-modules-unmatched",
+    "LL024": "sharded-qlora-quant-storage",
+    "LL025": "deepspeed-config-mismatch",
 }
 
 

@@ -54,6 +54,8 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
     ("LL010", "lintlora.rules.ll010_precision_unsupported_by_gpu:PrecisionUnsupportedByGpu"),
     ("LL011", "lintlora.rules.ll011_fp16_trainable_weights:Fp16TrainableWeights"),
     ("LL012", "lintlora.rules.ll012_target_modules_unmatched:TargetModulesUnmatched"),
+    ("LL024", "lintlora.rules.ll024_sharded_qlora_quant_storage:ShardedQloraQuantStorage"),
+    ("LL025", "lintlora.rules.ll025_deepspeed_config_mismatch:DeepSpeedConfigMismatch"),
 )
 """``(code, "module:Class")`` of every built-in rule: the same table as pyproject's entry points
 (a test keeps the two equal)."""
