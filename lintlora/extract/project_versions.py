@@ -824,11 +824,38 @@ def pins_in_pip_lines(lines: Iterable[str], path: str, *, cell: int | None = Non
 def versions_in_notebook(text: str, path: str) -> tuple[PinnedVersion, ...]:
     """The pins of a notebook's own install lines (``text``: the ``.ipynb`` JSON), spans with
     the 1-based code cell and the line in it; ``()`` for text that is not a notebook."""
-    from lintlora.extract.notebook import _code_cells  # the cells as extract_notebook numbers them
-
     if len(text) > 64 * MAX_MANIFEST_BYTES:
         return ()
     out: list[PinnedVersion] = []
     for i, cell in enumerate(_code_cells(text), 1):
         out.extend(pins_in_pip_lines(cell, path, cell=i))
+        if len(out) >= MAX_PINS_PER_FILE:
+            break
     return tuple(out)
+
+
+def _code_cells(text: str) -> list[list[str]]:
+    """The source lines of each code cell of a notebook's JSON, numbered as
+    :func:`lintlora.extract.notebook.extract_notebook` numbers them (1-based among code cells;
+    nbformat 4 ``cells`` and nbformat 3 ``worksheets``); ``[]`` for anything else."""
+    try:
+        nb = json.loads(text)
+    except (ValueError, RecursionError):
+        return []
+    if not isinstance(nb, dict):
+        return []
+    cells = nb.get("cells")
+    worksheets = nb.get("worksheets")  # nbformat 3: the first worksheet, as extract_notebook
+    if cells is None and isinstance(worksheets, list) and worksheets and isinstance(worksheets[0], dict):
+        cells = worksheets[0].get("cells")
+    if not isinstance(cells, list):
+        return []
+    out: list[list[str]] = []
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", cell.get("input", ""))
+        if isinstance(source, list):
+            source = "".join(x for x in source if isinstance(x, str))
+        out.append(source.splitlines() if isinstance(source, str) else [])
+    return out
