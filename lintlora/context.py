@@ -189,18 +189,24 @@ class Context:
 
     @staticmethod
     def _pin_place(setup: TrainingSetup, pin: Any) -> str:
-        """``requirements.txt:3`` (relative to the linted file's folder when that is short),
+        """``requirements.txt:3``: relative to the linted file's folder (``../requirements.txt``,
+        ``../requirements/base.txt``) when the two share a folder below the file-system root and
+        the path is short, else the file's name;
         ``train.ipynb cell 2 line 1`` for a notebook's own install line."""
         span = pin.span
         if span is None:
             return pin.source or "the project"
         name = os.path.basename(span.path)
         if setup.path:
+            here = os.path.dirname(os.path.abspath(setup.path))
+            there = os.path.dirname(os.path.abspath(span.path))
             try:
-                rel = os.path.relpath(span.path, os.path.dirname(os.path.abspath(setup.path)))
-            except ValueError:
-                rel = name
-            if rel.count("..") <= 3 and len(rel) <= 80:
+                rel = os.path.relpath(span.path, here)
+                common = os.path.commonpath([here, there])
+                near = common != os.path.dirname(common)  # they share more than the file-system root
+            except ValueError:  # another drive
+                rel, near = name, False
+            if near and rel.count("..") <= 4 and len(rel) <= 80:
                 name = rel.replace(os.sep, "/")
         if span.cell is not None:
             return f"{name} cell {span.cell} line {span.line}"

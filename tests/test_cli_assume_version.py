@@ -113,3 +113,83 @@ def test_the_linters_estimate_follows_the_pin_too(tmp_path):
     assert est.inputs.bnb_saves_input
     assert any(n.startswith("bitsandbytes 0.41.1 (bitsandbytes==0.41.1 from requirements.txt:1)")
                for n in est.assumptions)
+
+
+def test_a_requirements_edit_invalidates_the_cached_result(tmp_path):
+    from lintlora.engine import lint_paths
+
+    repo = _repo(tmp_path, requirements__txt="transformers==4.44.2\n")
+    cache = tmp_path / "cache"
+
+    def ll009():
+        r = lint_paths([str(repo / "train.py")], cache_dir=str(cache), keep_setups=False)
+        return [f for f in r.findings if f.code == "LL009"], r.stats.cache_hits
+
+    found, hits = ll009()
+    assert len(found) == 1 and hits == 0
+    assert ll009()[1] == 1
+    (repo / "requirements.txt").write_text("transformers==5.10.0\n")
+    found, hits = ll009()
+    assert found == [] and hits == 0
+    (repo / "uv.lock").write_text('[[package]]\nname = "transformers"\nversion = "4.57.6"\n')  # a new file
+    found, hits = ll009()
+    assert len(found) == 1 and hits == 0 and "uv.lock:2" in found[0].message
+
+
+def test_a_fifo_named_requirements_is_not_waited_on(tmp_path):
+    import os
+
+    from lintlora.extract.project_versions import versions_in_project
+
+    repo = _repo(tmp_path)
+    os.mkfifo(repo / "requirements.txt")
+    assert versions_in_project(str(repo / "train.py"), root=str(repo))[0] == ()
+
+
+# ---- the rules, on hand-built setups ------------------------------------------------------------
+def _with(s, *pins):
+    import dataclasses
+
+    return dataclasses.replace(s, versions=tuple(pins))
+
+
+def _bnb(version):
+    from lintlora.training_setup import PinnedVersion, Span
+
+    return PinnedVersion("bitsandbytes", f"=={version}", version, Span("/p/requirements.txt", 4), "requirements")
+
+
+def test_ll005_move_follows_the_pinned_bitsandbytes():
+    from rules_support import call, lora, model, qlora4, run, setup
+
+    from lintlora.findings import Severity
+    from lintlora.rules.ll005_device_map import DeviceMap
+
+    s = setup(model=model(), quantization=qlora4(), lora=lora(),
+              calls=(call("model_move", 6, "model.to", receiver="model"),))
+    [old] = run(DeviceMap, _with(s, _bnb("0.41.1")))
+    assert old.severity is Severity.ERROR and "bitsandbytes 0.41.1 (bitsandbytes==0.41.1 from" in old.message
+    assert "requirements.txt:4" in old.message and "is not supported for `4-bit`" in old.message
+    [new] = run(DeviceMap, _with(s, _bnb("0.45.0")))
+    assert new.severity is Severity.INFO and "allows the move" in new.message
+    [unknown] = run(DeviceMap, s)
+    assert unknown.severity is Severity.WARNING and "assumed: the current release" in unknown.message
+
+
+def test_ll009_default_case_follows_the_pinned_transformers():
+    from rules_support import call, default, lit, lora, model, run, setup, training
+
+    from lintlora.rules.ll009_checkpointing_without_input_grads import CheckpointingWithoutInputGrads
+    from lintlora.training_setup import PinnedVersion, Span
+
+    s = setup(model=model(), lora=lora(), calls=(call("get_peft_model", 8, "peft.get_peft_model"),),
+              training=training(gradient_checkpointing=lit(True, 12, 27), deepspeed=default(None),
+                                fsdp=default(None), gradient_checkpointing_kwargs=default(None)))
+    v4 = PinnedVersion("transformers", "==4.44.2", "4.44.2", Span("/p/requirements.txt", 3), "requirements")
+    v5 = PinnedVersion("transformers", ">=5", None, Span("/p/pyproject.toml", 9), "pyproject")
+    [f] = run(CheckpointingWithoutInputGrads, _with(s, v4))
+    assert "with transformers 4.44.2 (transformers==4.44.2 from requirements.txt:3)" in f.message
+    assert any("requirements.txt:3" in r for r in f.rests_on)
+    assert run(CheckpointingWithoutInputGrads, _with(s, v5)) == []
+    [assumed] = run(CheckpointingWithoutInputGrads, s)
+    assert "with transformers 4.x" in assumed.message and "not known" in assumed.message
