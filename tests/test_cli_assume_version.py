@@ -193,3 +193,15 @@ def test_ll009_default_case_follows_the_pinned_transformers():
     assert run(CheckpointingWithoutInputGrads, _with(s, v5)) == []
     [assumed] = run(CheckpointingWithoutInputGrads, s)
     assert "with transformers 4.x" in assumed.message and "not known" in assumed.message
+
+
+def test_show_setup_lists_the_versions(tmp_path):
+    repo = _repo(tmp_path, requirements__txt="transformers==4.44.2\n")
+    r = CliRunner().invoke(app, ["--no-cache", "--show-setup", "--format", "json", str(repo / "train.py")],
+                           catch_exceptions=False)
+    [setup] = json.loads(r.output)["setups"]
+    [v] = setup["versions"]
+    assert (v["package"], v["version"], v["span"]["line"], v["source"]) == ("transformers", "4.44.2", 1,
+                                                                           "requirements")
+    text = CliRunner().invoke(app, ["--no-cache", "--no-color", "--show-setup", str(repo / "train.py")]).output
+    assert "library versions: transformers==4.44.2 (" in text and "requirements.txt:1)" in text
