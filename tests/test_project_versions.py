@@ -286,3 +286,14 @@ def test_attach_versions_fills_versions_and_inputs(tmp_path):
     assert versions == {"transformers": "4.46.0", "trl": "0.9.6"}  # the notebook's own line wins
     assert str(tmp_path / "requirements.txt") in out[0].inputs and files
     assert attach_versions([], "x.py", str(tmp_path)) == ([], ())
+
+
+def test_databricks_source_pip_cells(tmp_path):
+    from lintlora.extract.setup_versions import pins_for
+
+    _project(tmp_path, {"requirements.txt": "peft==0.10.0\ntransformers==4.40.0\n"})
+    text = ("# Databricks notebook source\n# MAGIC %pip install transformers==4.44.2\n\n"
+            "# COMMAND ----------\n\n%pip install trl==0.9.6\n")
+    pins, _ = pins_for(str(tmp_path / "nb.py"), root=str(tmp_path), text=text, kind="python")
+    got = {p.package: (p.version, p.span.line) for p in pins}
+    assert got == {"transformers": ("4.44.2", 2), "trl": ("0.9.6", 6), "peft": ("0.10.0", 1)}

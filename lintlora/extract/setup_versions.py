@@ -20,13 +20,23 @@ __all__ = ["attach_versions", "pins_for"]
 def pins_for(path: str, *, root: str, text: str | None = None,
              kind: str | None = None) -> tuple[tuple[PinnedVersion, ...], tuple[str, ...]]:
     """``(pins, files)`` for the file at ``path``: for a notebook (``kind == "notebook"`` with
-    its ``text``) its own install lines first, and the project's pins of the packages it does
+    its ``text``, or a Databricks notebook source) its own install lines first, and the project's pins of the packages it does
     not name; the dependency files looked at (absolute paths)."""
     from lintlora.extract.project_versions import versions_in_notebook, versions_in_project
 
     pins, files = versions_in_project(path, root=root)
+    own: tuple[PinnedVersion, ...] = ()
     if kind == "notebook" and text:
         own = versions_in_notebook(text, path)
+    elif kind == "python" and text and text.lstrip("\ufeff").startswith("# Databricks notebook source"):
+        # a Databricks source's `%pip install` cells (`# MAGIC %pip ...`); lines of the file
+        import re
+
+        from lintlora.extract.project_versions import pins_in_pip_lines
+
+        lines = [re.sub(r"^#\s*MAGIC\s?", "", line) for line in text.splitlines()]
+        own = tuple(pins_in_pip_lines(lines, path))
+    if own:
         named = {p.package for p in own}
         pins = tuple(own) + tuple(p for p in pins if p.package not in named)
     return pins, files
