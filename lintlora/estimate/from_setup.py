@@ -305,9 +305,10 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
                          f"16-bit ({weight}); transformers 4.x loaded float32 when torch_dtype was omitted, "
                          f"which doubles the weights")
     if q and not td_norm and fw in ("transformers", "trl", "torch"):
+        q_tf, q_origin = _versions.version_of(assumed_versions, "transformers")
         notes.append(f"{td_words} with a quantized base: the non-quantized weights load in the "
                      "checkpoint's dtype under transformers 5 (float16 under 4.x: the bitsandbytes quantizer's "
-                     "update_torch_dtype), 16-bit either way")
+                     f"update_torch_dtype), 16-bit either way (transformers {q_tf}, {q_origin})")
     if not q and weight in ("bfloat16", "float16") and setup.has_call("prepare_model_for_kbit_training"):
         from lintlora.facts import kbit_prep_checkpoints
 
