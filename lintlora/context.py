@@ -124,12 +124,11 @@ class Context:
         Never raises.
         """
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
-        from packaging.utils import canonicalize_name
         from packaging.version import InvalidVersion, Version
 
-        from lintlora.estimate.versions import DEFAULT_VERSIONS, KNOWN_RELEASES
+        from lintlora.estimate.versions import DEFAULT_VERSIONS, KNOWN_RELEASES, canonical_package
 
-        package = canonicalize_name(package)
+        package = canonical_package(package)
         s = self.settings
         for pkg, ver in s.assume_versions:
             if pkg == package:

@@ -105,3 +105,19 @@ def test_estimator_versions_carry_where():
     got = Context().estimator_versions(_setup(bnb, EXACT))
     assert ("bitsandbytes", "0.41.1", "bitsandbytes==0.41.1 from requirements.txt:1") in got
     assert all(p != "peft" for p, *_ in got)  # assumed ones are left to the estimator's default
+
+
+def test_the_flag_and_the_file_merge_package_by_package(tmp_path):
+    from lintlora.config import SettingsResolver
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.lintlora]\nversions = { transformers = "4.46", "bitsandbytes" = "0.41.1", llama_factory = "0.9.1" }\n')
+    resolver = SettingsResolver({"assume_versions": (("transformers", "5.0"),)})
+    s = resolver.for_path(str(tmp_path / "train.py"))
+    assert dict(s.assume_versions) == {"transformers": "5.0", "bitsandbytes": "0.41.1", "llamafactory": "0.9.1"}
+    assert s.version_flags == ("transformers",)
+    c = Context(s)
+    assert c.library_version(_setup(), "transformers").where == "--assume-version transformers=5.0"
+    assert c.library_version(_setup(), "bitsandbytes").where == "[tool.lintlora] versions bitsandbytes=0.41.1"
+    assert c.library_version(_setup(), "llama-factory").version == Version("0.9.1")

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["DEFAULT_VERSIONS", "KNOWN_PACKAGES", "parse_assume_version", "version_of",
+__all__ = ["DEFAULT_VERSIONS", "KNOWN_PACKAGES", "parse_assume_version", "canonical_package", "version_of",
            "bnb_saves_input", "torchao_unchunked", "transformers_loads_fp32", "version_notes", "bnb_note",
            "BNB_INPUT_FIX", "ORIGIN_FLAG", "ORIGIN_DEFAULT", "KNOWN_RELEASES", "TERM_PACKAGES"]
 
@@ -78,6 +78,17 @@ ORIGIN_DEFAULT = "assumed, not read from the project"
 _MAX_VERSION_CHARS = 40
 
 
+def canonical_package(name: str) -> str:
+    """``"Llama_Factory"`` -> ``"llamafactory"``: the PEP 503 name (``packaging``'s
+    ``canonicalize_name``), with the other names people write for one distribution folded in
+    (``llama-factory``, ``flash-attention``, conda's ``pytorch``), as the project's files are
+    read (:mod:`lintlora.extract.project_versions`)."""
+    from packaging.utils import canonicalize_name
+
+    n = canonicalize_name(str(name).strip())
+    return _ALIASES.get(n, n)
+
+
 def parse_assume_version(text: str) -> tuple[str, str]:
     """``"bitsandbytes=0.41.1"`` -> ``("bitsandbytes", "0.41.1")``.
 
@@ -88,8 +99,7 @@ def parse_assume_version(text: str) -> tuple[str, str]:
     if not isinstance(text, str) or "=" not in text or len(text) > 80:
         raise ValueError(f"{str(text)[:80]!r}: expected PKG=VER (for example bitsandbytes=0.41.1)")
     pkg, _, ver = text.partition("=")
-    pkg = pkg.strip().lower().replace("_", "-").replace(".", "-")
-    pkg = _ALIASES.get(pkg, pkg)
+    pkg = canonical_package(pkg)
     ver = ver.strip().lstrip("=")  # PKG==VER as pip writes it
     if pkg not in KNOWN_PACKAGES:
         raise ValueError(f"{pkg!r}: not a package lintlora reads the release of (known: {', '.join(KNOWN_PACKAGES)})")

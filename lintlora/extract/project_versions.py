@@ -85,7 +85,11 @@ _ALIASES = {
     "llama-factory": "llamafactory",
     # conda names PyTorch "pytorch" (conda-forge and the pytorch channel)
     "pytorch": "torch",
+    # the repository's name (Dao-AILab/flash-attention); the distribution is flash-attn
+    "flash-attention": "flash-attn",
 }
+"""Other names of one distribution (kept equal to :func:`lintlora.estimate.versions.
+canonical_package`'s; extraction does not import the estimator)."""
 
 MAX_MANIFEST_BYTES = 1 * 2**20
 """The largest ``requirements*.txt``, ``pyproject.toml``, ``setup.cfg``, ``Pipfile`` or
