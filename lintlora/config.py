@@ -33,7 +33,7 @@ and a ``model-config`` that does not exist raise :class:`ConfigError` naming the
 file.
 
 ``versions`` states library releases (the packages of
-:data:`lintlora.estimate.versions.KNOWN_PACKAGES`, PEP 440 versions); they override the pins
+:data:`lintlora.library_versions.KNOWN_PACKAGES`, PEP 440 versions); they override the pins
 read from the project's files, and ``--assume-version`` overrides them package by package
 (``Settings.assume_versions``).
 
@@ -372,7 +372,7 @@ MAX_VERSIONS = 32
 
 def parse_versions_table(value: Any, where: str) -> tuple[tuple[str, str], ...]:
     """``{transformers = "4.46"}`` -> ``(("transformers", "4.46"),)``, each entry checked by
-    :func:`lintlora.estimate.versions.parse_assume_version` (a known package, a PEP 440
+    :func:`lintlora.library_versions.parse_assume_version` (a known package, a PEP 440
     version).
 
     Raises:
@@ -384,7 +384,7 @@ def parse_versions_table(value: Any, where: str) -> tuple[tuple[str, str], ...]:
                           f"(versions = {{ transformers = \"4.46\" }}), got {_short(value)}")
     if len(value) > MAX_VERSIONS:
         raise ConfigError(f"{where}: {len(value)} entries, at most {MAX_VERSIONS}")
-    from lintlora.estimate.versions import parse_assume_version
+    from lintlora.library_versions import parse_assume_version
 
     out: dict[str, str] = {}
     for package, version in value.items():

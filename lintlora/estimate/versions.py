@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
+from lintlora.library_versions import KNOWN_PACKAGES, canonical_package, parse_assume_version
+
 __all__ = ["DEFAULT_VERSIONS", "KNOWN_PACKAGES", "parse_assume_version", "canonical_package", "version_of",
            "bnb_saves_input", "torchao_unchunked", "transformers_loads_fp32", "version_notes", "bnb_note",
            "BNB_INPUT_FIX", "ORIGIN_FLAG", "ORIGIN_DEFAULT", "KNOWN_RELEASES", "TERM_PACKAGES"]
@@ -47,12 +49,7 @@ DEFAULT_VERSIONS: dict[str, str] = {
 }
 TERM_PACKAGES = tuple(DEFAULT_VERSIONS)
 """The packages a term of the estimate depends on (each has a default release)."""
-KNOWN_PACKAGES = TERM_PACKAGES + ("accelerate", "deepspeed", "unsloth", "axolotl", "llamafactory",
-                                  "torchtune", "litgpt", "flash-attn")
-"""Every package ``--assume-version`` and ``[tool.lintlora] versions`` accept: those of
-:data:`TERM_PACKAGES` and the others whose release the project's files are read for
-(:data:`lintlora.extract.project_versions.PACKAGES`; rules may depend on them)."""
-_ALIASES = {"llama-factory": "llamafactory", "flash-attention": "flash-attn", "pytorch": "torch"}
+assert set(TERM_PACKAGES) <= set(KNOWN_PACKAGES)
 
 KNOWN_RELEASES: dict[str, tuple[str, ...]] = {
     # 4.46.0: Trainer passes num_items_in_batch to compute_loss (the 4.46 gradient-accumulation
@@ -74,42 +71,6 @@ BNB_INPUT_FIX = Version("0.43.2")
 TORCHAO_CHUNKED = Version("0.2.0")
 ORIGIN_FLAG = "--assume-version"
 ORIGIN_DEFAULT = "assumed, not read from the project"
-# a version string longer than this is not a release number (bounded input)
-_MAX_VERSION_CHARS = 40
-
-
-def canonical_package(name: str) -> str:
-    """``"Llama_Factory"`` -> ``"llamafactory"``: the PEP 503 name (``packaging``'s
-    ``canonicalize_name``), with the other names people write for one distribution folded in
-    (``llama-factory``, ``flash-attention``, conda's ``pytorch``), as the project's files are
-    read (:mod:`lintlora.extract.project_versions`)."""
-    from packaging.utils import canonicalize_name
-
-    n = canonicalize_name(str(name).strip())
-    return _ALIASES.get(n, n)
-
-
-def parse_assume_version(text: str) -> tuple[str, str]:
-    """``"bitsandbytes=0.41.1"`` -> ``("bitsandbytes", "0.41.1")``.
-
-    Raises:
-        ValueError: not ``PKG=VER``, a package this estimate has no version-dependent term for
-            (:data:`KNOWN_PACKAGES`), or a version :class:`packaging.version.Version` refuses.
-    """
-    if not isinstance(text, str) or "=" not in text or len(text) > 80:
-        raise ValueError(f"{str(text)[:80]!r}: expected PKG=VER (for example bitsandbytes=0.41.1)")
-    pkg, _, ver = text.partition("=")
-    pkg = canonical_package(pkg)
-    ver = ver.strip().lstrip("=")  # PKG==VER as pip writes it
-    if pkg not in KNOWN_PACKAGES:
-        raise ValueError(f"{pkg!r}: not a package lintlora reads the release of (known: {', '.join(KNOWN_PACKAGES)})")
-    if not ver or len(ver) > _MAX_VERSION_CHARS:
-        raise ValueError(f"{pkg}: {ver[:_MAX_VERSION_CHARS]!r} is not a release number")
-    try:
-        Version(ver)
-    except InvalidVersion:
-        raise ValueError(f"{pkg}: {ver!r} is not a release number (PEP 440)") from None
-    return pkg, ver
 
 
 def _given(assumed_versions, pkg: str) -> tuple[str, str] | None:

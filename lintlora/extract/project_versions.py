@@ -58,6 +58,7 @@ import re
 import sys
 from typing import Any, Iterable, Iterator
 
+from lintlora.library_versions import KNOWN_PACKAGES, canonical_package
 from lintlora.training_setup import PinnedVersion, Span
 
 __all__ = [
@@ -73,23 +74,9 @@ __all__ = [
     "TRAINING_HOST",
 ]
 
-PACKAGES = frozenset({
-    "transformers", "peft", "trl", "accelerate", "bitsandbytes", "torch", "deepspeed", "unsloth",
-    "axolotl", "llamafactory", "torchtune", "litgpt", "torchao", "flash-attn",
-})
-"""The distributions whose release a rule or the estimator may depend on (PEP 503 names)."""
-
-_ALIASES = {
-    # LLaMA-Factory's setup.py names the distribution "llamafactory"; people also write the
-    # repository's name
-    "llama-factory": "llamafactory",
-    # conda names PyTorch "pytorch" (conda-forge and the pytorch channel)
-    "pytorch": "torch",
-    # the repository's name (Dao-AILab/flash-attention); the distribution is flash-attn
-    "flash-attention": "flash-attn",
-}
-"""Other names of one distribution (kept equal to :func:`lintlora.estimate.versions.
-canonical_package`'s; extraction does not import the estimator)."""
+PACKAGES = frozenset(KNOWN_PACKAGES)
+"""The distributions whose release a rule or the estimator may depend on (PEP 503 names,
+:data:`lintlora.library_versions.KNOWN_PACKAGES`)."""
 
 MAX_MANIFEST_BYTES = 1 * 2**20
 """The largest ``requirements*.txt``, ``pyproject.toml``, ``setup.cfg``, ``Pipfile`` or
@@ -291,10 +278,7 @@ def _parsed(real: str, kind: str, mtime_ns: int, size: int, ino: int
 
 # ---- requirement strings ------------------------------------------------------------------------
 def _canonical(name: str) -> str:
-    from packaging.utils import canonicalize_name
-
-    n = canonicalize_name(name)
-    return _ALIASES.get(n, n)
+    return canonical_package(name)
 
 
 def _exact(spec: Any) -> str | None:
