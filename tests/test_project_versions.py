@@ -297,3 +297,26 @@ def test_databricks_source_pip_cells(tmp_path):
     pins, _ = pins_for(str(tmp_path / "nb.py"), root=str(tmp_path), text=text, kind="python")
     got = {p.package: (p.version, p.span.line) for p in pins}
     assert got == {"transformers": ("4.44.2", 2), "trl": ("0.9.6", 6), "peft": ("0.10.0", 1)}
+
+
+def test_an_include_fan_out_is_bounded(tmp_path):
+    import time
+
+    files = {f"requirements/r{i}.txt": "".join(f"-r r{i + 1}.txt\n" for _ in range(200)) for i in range(6)}
+    files["requirements/r6.txt"] = "peft==0.10.0\n"
+    _project(tmp_path, files)
+    start = time.monotonic()
+    got = pv.pins_in_file(str(tmp_path / "requirements" / "r0.txt"), confine=str(tmp_path))
+    assert [p.version for p in got] == ["0.10.0"]  # each file once: no 200**6 reads
+    assert time.monotonic() - start < 5
+
+
+def test_a_pyproject_of_many_other_dependencies_is_read_in_one_pass(tmp_path):
+    import time
+
+    deps = ",\n".join(f'  "pkg{i}>=1.0"' for i in range(20000))
+    _project(tmp_path, {"pyproject.toml": f'[project]\nname = "x"\ndependencies = [\n{deps},\n  "peft==0.10.0"\n]\n'})
+    start = time.monotonic()
+    pins, _ = _pins(tmp_path)
+    assert pins["peft"].span.line == 20004
+    assert time.monotonic() - start < 10

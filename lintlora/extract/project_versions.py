@@ -97,6 +97,10 @@ MAX_INCLUDE_DEPTH = 8
 """``-r``/``-c`` includes followed at most this deep (real chains are 1-3: ``requirements/
 dev.txt`` including ``base.txt``); deeper ones, and cycles, are cut."""
 
+MAX_INCLUDED_FILES = 64
+"""Files one requirements file brings in through its includes, itself counted (a fan-out of
+``-r`` lines cannot multiply the reads)."""
+
 MAX_REQUIREMENT_FILES = 32
 """``requirements*.txt`` files read per folder (and as many in ``requirements/``)."""
 
@@ -218,20 +222,24 @@ def _kind_of(path: str) -> str | None:
 
 
 def pins_in_file(path: str, *, confine: str, files: list[str] | None = None,
-                 _depth: int = 0, _chain: tuple[str, ...] = ()) -> list[PinnedVersion]:
+                 _depth: int = 0, _seen: set[str] | None = None) -> list[PinnedVersion]:
     """The pins of :data:`PACKAGES` one dependency file states (its kind from its name; a
-    requirements file's includes followed). ``files`` collects the paths looked at. A file
-    outside ``confine``, a link, missing or unreadable, gives ``[]``."""
+    requirements file's includes followed, each file once, at most :data:`MAX_INCLUDE_DEPTH`
+    deep and :data:`MAX_INCLUDED_FILES` in all, so cycles and fan-outs end). ``files``
+    collects the paths looked at. A file outside ``confine``, a link, missing or unreadable,
+    gives ``[]``."""
     if files is not None:
         files.append(os.path.abspath(path))
+    seen = set() if _seen is None else _seen
     kind = _kind_of(path)
     if kind is None or not os.path.lexists(path) or os.path.islink(path):
         return []
     if not _within(path, confine):
         return []
     real = os.path.realpath(path)
-    if real in _chain:  # an include cycle
+    if real in seen or len(seen) >= MAX_INCLUDED_FILES:  # a cycle, a file included twice
         return []
+    seen.add(real)
     try:
         st = os.lstat(path)
     except OSError:
@@ -242,10 +250,11 @@ def pins_in_file(path: str, *, confine: str, files: list[str] | None = None,
     pins, includes = parsed
     out = list(pins)
     if includes and _depth < MAX_INCLUDE_DEPTH:
-        for target in includes:
+        for target in includes[:MAX_INCLUDED_FILES]:
             inc = os.path.normpath(os.path.join(os.path.dirname(real), target))
-            out.extend(pins_in_file(inc, confine=confine, files=files, _depth=_depth + 1,
-                                    _chain=_chain + (real,)))
+            out.extend(pins_in_file(inc, confine=confine, files=files, _depth=_depth + 1, _seen=seen))
+            if len(out) >= MAX_PINS_PER_FILE:
+                break
     return out[:MAX_PINS_PER_FILE]
 
 
@@ -460,6 +469,21 @@ def _header_line(lines: list[str], header: str) -> int:
     return 0
 
 
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _wanted(name: str) -> bool:
+    """Whether ``name`` is one of :data:`PACKAGES` (checked before an entry's line is looked
+    for, so a file of many other dependencies costs one pass)."""
+    return canonical_package(name) in PACKAGES
+
+
+def _wanted_requirement(text: str) -> bool:
+    """Whether a PEP 508 string names one of :data:`PACKAGES` (its leading name)."""
+    m = _NAME.match(text)
+    return bool(m) and _wanted(m.group(1))
+
+
 def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
@@ -467,6 +491,8 @@ def _strings(value: Any) -> list[str]:
 def _pep508_list(items: Iterable[str], lines: list[str], path: str, source: str,
                  after: int = 0) -> Iterator[PinnedVersion]:
     for item in items:
+        if not _wanted_requirement(item):
+            continue
         pin = _requirement_pin(item, path, _line_of(lines, item.strip(), after=after), source)
         if pin is not None:
             yield pin
@@ -509,7 +535,7 @@ def _poetry_table(table: dict, lines: list[str], path: str, source: str,
     """Poetry/Pipfile dependency tables: ``name = "^4.44"`` or ``{version = "...", ...}`` or
     ``{git = "..."}`` (no version)."""
     for name, value in table.items():
-        if not isinstance(name, str):
+        if not isinstance(name, str) or not _wanted(name):
             continue
         if isinstance(value, dict):
             constraint = value.get("version")
@@ -623,7 +649,7 @@ def _pipfile_lock(text: str, path: str) -> Iterator[PinnedVersion]:
         if not isinstance(table, dict):
             continue
         for name, entry in table.items():
-            if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
+            if not isinstance(entry, dict) or not isinstance(entry.get("version"), str) or not _wanted(name):
                 continue
             spec = entry["version"]
             pin = _pin(name, spec, path, _line_of(lines, f'"{name}"'), "Pipfile.lock")
@@ -646,7 +672,7 @@ def _setup_cfg(text: str, path: str) -> Iterator[PinnedVersion]:
     for value in values:
         for item in value.splitlines():
             item = item.split(" #", 1)[0].strip()
-            if item and not item.startswith("#"):
+            if item and not item.startswith("#") and _wanted_requirement(item):
                 pin = _requirement_pin(item, path, _line_of(lines, item), "setup.cfg")
                 if pin is not None:
                     yield pin
@@ -698,7 +724,7 @@ def _setup_py(text: str, path: str) -> Iterator[PinnedVersion]:
     module.visit(_Visitor())
     for node in found:
         value = node.evaluated_value
-        if isinstance(value, bytes):
+        if not isinstance(value, str) or not _wanted_requirement(value):
             continue
         pin = _requirement_pin(value, path, _line_of(lines, node.value), "setup.py")
         if pin is not None:
