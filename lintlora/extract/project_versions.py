@@ -430,6 +430,8 @@ def _requirements(text: str, path: str) -> tuple[tuple[PinnedVersion, ...], tupl
         else:
             # pip's per-requirement options (``--hash=sha256:...``) follow the requirement
             req = re.split(r"\s+--?[A-Za-z]", line, maxsplit=1)[0]
+            if "://" not in req and ".whl" not in req and not _wanted_requirement(req):
+                continue  # another package: not parsed
             pin = _requirement_pin(req, path, line_no, "requirements") or \
                 _egg_pin(line, path, line_no, "requirements", None)
         if pin is not None:
