@@ -205,3 +205,18 @@ def test_show_setup_lists_the_versions(tmp_path):
                                                                            "requirements")
     text = CliRunner().invoke(app, ["--no-cache", "--no-color", "--show-setup", str(repo / "train.py")]).output
     assert "library versions: transformers==4.44.2 (" in text and "requirements.txt:1)" in text
+
+
+def test_a_requirements_file_added_later_invalidates_the_cached_result(tmp_path):
+    from lintlora.engine import lint_paths
+
+    repo = _repo(tmp_path)
+    cache = tmp_path / "cache"
+
+    def run():
+        r = lint_paths([str(repo / "train.py")], cache_dir=str(cache), keep_setups=False)
+        return [f for f in r.findings if f.code == "LL009"], r.stats.cache_hits
+
+    assert len(run()[0]) == 1 and run()[1] == 1
+    (repo / "requirements-gpu.txt").write_text("transformers==5.3.0\n")
+    assert run() == ([], 0)

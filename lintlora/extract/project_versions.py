@@ -144,8 +144,9 @@ def versions_in_project(path: str, *, root: str) -> tuple[tuple[PinnedVersion, .
 
     Returns:
         ``(pins, files)``: the pins, nearest folder first (per package only the nearest folder
-        that names it), and the absolute paths looked at, present or not (each folder's fixed
-        names, the ``requirements*.txt`` found, the ``requirements/`` folder, included files).
+        that names it), and the absolute paths looked at, present or not (each folder walked and
+        its ``requirements/`` folder, whose listings change when a requirements file is added,
+        each folder's fixed names, the ``requirements*.txt`` found, included files).
         Never raises for the project's content.
     """
     real_root = os.path.realpath(root)
@@ -193,7 +194,8 @@ def _requirements_files(folder: str, files: list[str]) -> list[str]:
     """``requirements*.txt`` of ``folder`` and ``*.txt`` of ``folder/requirements``, sorted."""
     out: list[str] = []
     sub = os.path.join(folder, "requirements")
-    files.append(sub)
+    # the folders themselves are inputs: a requirements file added later changes their listing
+    files.extend((folder, sub))
     for where, wanted in ((folder, _REQ_NAME.match), (sub, lambda n: n.lower().endswith(".txt"))):
         names = []
         try:
