@@ -63,11 +63,12 @@ class VersionUsed:
     Attributes:
         package: the distribution name (``"transformers"``).
         version: the release (a ``packaging.version.Version``); for a bounded specifier the
-            newest release the bound allows that lintlora knows of, or the lowest it allows
-            when that decides (see ``where``).
+            newest release the bound allows that lintlora knows of (see ``where``); ``None``
+            when unknown (no default, or a bound allowing no release lintlora knows).
         where: for messages: ``"transformers==4.44.2 from requirements.txt:3"``,
-            ``"--assume-version transformers=4.46"``, ``"[tool.lintlora] versions"``, or
-            ``"assumed: the current release, not read from the project"``.
+            ``"--assume-version transformers=4.46"``, ``"[tool.lintlora] versions
+            transformers=4.46"``, ``"transformers<5 from pyproject.toml:12, taken as 4.57.6: ..."``
+            or ``"transformers 5.24.0 assumed: the current release, not read from the project"``.
         assumed: True when no file of the project and no setting gave it.
         pin: the :class:`~lintlora.training_setup.PinnedVersion` it was read from, if any.
     """
@@ -113,8 +114,8 @@ class Context:
            among those lintlora knows (:data:`~lintlora.estimate.versions.DEFAULT_VERSIONS`,
            :data:`~lintlora.estimate.versions.KNOWN_RELEASES` and the releases its own clauses
            name): ``transformers<5`` is taken as 4.57.6, ``>=4.40`` as the current release;
-           where ``"transformers<5 from pyproject.toml:12 (taken as 4.57.6, the newest release
-           it allows that lintlora knows)"``. When it allows none of them, ``version`` is
+           where ``"transformers<5 from pyproject.toml:12, taken as 4.57.6: the newest release
+           it allows that lintlora knows"``. When it allows none of them, ``version`` is
            ``None`` (a rule must then stay silent or say it is unsure).
         4. the assumed current release (``DEFAULT_VERSIONS``): where ``"transformers 5.24.0
            assumed: the current release, not read from the project"``, ``assumed`` True. A
@@ -171,11 +172,11 @@ class Context:
                     allowed.append(cv)
             place = f"{package}{pin.specifier} from {self._pin_place(setup, pin)}"
             if not allowed:
-                return VersionUsed(package, None, f"{place} (no release it allows is known to lintlora)",
+                return VersionUsed(package, None, f"{place}, allowing no release known to lintlora",
                                    False, pin)
             v = max(allowed)
-            return VersionUsed(package, v, f"{place} (taken as {v}, the newest release it allows that "
-                                           f"lintlora knows)", False, pin)
+            return VersionUsed(package, v, f"{place}, taken as {v}: the newest release it allows that "
+                                           f"lintlora knows", False, pin)
         named = ""
         if pins:  # named without a version
             named = f" ({self._pin_place(setup, pins[0])} names {package} without a version)"
