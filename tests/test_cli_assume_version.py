@@ -220,3 +220,19 @@ def test_a_requirements_file_added_later_invalidates_the_cached_result(tmp_path)
     assert len(run()[0]) == 1 and run()[1] == 1
     (repo / "requirements-gpu.txt").write_text("transformers==5.3.0\n")
     assert run() == ([], 0)
+
+
+def test_ll009_explicit_reentrant_on_a_stated_5x_keeps_only_the_ddp_case():
+    from rules_support import call, default, lit, lora, model, run, setup, training
+
+    from lintlora.rules.ll009_checkpointing_without_input_grads import CheckpointingWithoutInputGrads
+    from lintlora.training_setup import PinnedVersion, Span
+
+    s = setup(model=model(), lora=lora(), calls=(call("get_peft_model", 8, "peft.get_peft_model"),),
+              training=training(gradient_checkpointing=lit(True, 12, 27), deepspeed=default(None),
+                                fsdp=default(None),
+                                gradient_checkpointing_kwargs=lit({"use_reentrant": True}, 13, 35)))
+    v5 = PinnedVersion("transformers", "==5.2.0", "5.2.0", Span("/p/requirements.txt", 3), "requirements")
+    [on4] = run(CheckpointingWithoutInputGrads, s)
+    assert "element 0 of tensors" in on4.message
+    assert run(CheckpointingWithoutInputGrads, _with(s, v5)) == []  # no DDP evidence: nothing left

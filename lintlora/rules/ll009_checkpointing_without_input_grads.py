@@ -44,7 +44,8 @@ The transformers release comes from :meth:`lintlora.context.Context.library_vers
 project's pins, ``--assume-version``, ``[tool.lintlora] versions``): a verdict resting on the
 library default is silent when a 5.x release is stated, names the 4.x release and where it was
 read when one is (``transformers==4.44.2 from requirements.txt:3``), and otherwise keeps the
-4.x condition and says that the release was assumed.
+4.x condition and says that the release was assumed. With ``use_reentrant=True`` written and a
+5.x release stated, only the DDP case is reported (5.x installs the input hook itself).
 
 Severity: error when the file states ``use_reentrant=True`` (reentrant on every version; the
 message names transformers 4.x, which installs no hook for a ``PeftModel``); warning when it
@@ -340,16 +341,18 @@ class CheckpointingWithoutInputGrads(Rule):
         hook = _hooked(setup, wraps, adds, on)
         if hook is False:
             return
-        inputs = hook is None and setup.framework != "trl"
+        explicit = variant == "explicit"
+        used = context.library_version(setup, "transformers")
+        if not explicit and not on.what.startswith("prepare_model_for_kbit_training") and _runs_v5(used):
+            return  # transformers 5's default is non-reentrant: nothing to replay, no hook needed
+        # transformers 5 installs the input hook itself for a text model (modeling_utils.py
+        # 5.24.0, lines 3190-3198): with a stated 5.x release only the DDP replay remains
+        inputs = hook is None and setup.framework != "trl" and not _runs_v5(used)
         ddp = _ddp(setup, wraps, variant)
         if not inputs and ddp is None:
             return
 
-        explicit = variant == "explicit"
         kwargs = on.kwargs
-        used = context.library_version(setup, "transformers")
-        if not explicit and not on.what.startswith("prepare_model_for_kbit_training") and _runs_v5(used):
-            return  # transformers 5's default is non-reentrant: nothing to replay, no hook needed
         if explicit:
             how = f"Gradient checkpointing ({on.what}) is reentrant: use_reentrant=True is written"
         elif on.what.startswith("prepare_model_for_kbit_training"):
