@@ -224,6 +224,10 @@ def _cli_values(opts: dict[str, Any]) -> dict[str, Any]:
             values["max_file_bytes"] = parse_file_size(opts["max_file_size"])
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--max-file-size") from None
+    if opts.get("assume_version"):
+        from lintlora.estimate.knob_flags import versions_from_flags
+
+        values["assume_versions"] = versions_from_flags(opts["assume_version"])  # BadParameter
     if opts["exclude"]:
         from lintlora.config import anchor_pattern
 
@@ -322,6 +326,10 @@ class _LintPath(click.Path):
 @click.option("--cpus", type=BoundedInt(min=1, max=MAX_CPUS), metavar="N",
               help="Host CPU count (LL007 compares DataLoader workers with it).")
 @click.option("--tokens", metavar="N", help="Training-set size in tokens, at most 1e15 (for the time estimate).")
+@click.option("--assume-version", "assume_version", multiple=True, metavar="PKG=VER",
+              help="A library release the run uses (transformers=4.46, bitsandbytes=0.41.1; repeatable): "
+                   "overrides [tool.lintlora] versions and the versions read from the project's "
+                   "requirements, pyproject.toml and lock files.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github", "markdown"]),
               default="text", show_default=True, help="Output format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), metavar="FILE",

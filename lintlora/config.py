@@ -25,11 +25,17 @@ Keys (kebab-case, as in the file)::
     model-config = "configs/config.json"  # likewise (it must exist); --model-config overrides
     cpus = 16                       # 1 to 8192
     max-file-size = "5MiB"          # or a number of bytes; at most 1 GiB
+    versions = { transformers = "4.46", bitsandbytes = "0.41.1" }  # releases the run uses
 
 Paths and glob patterns in the file are relative to the file's folder. Unknown keys, values of
 the wrong type or out of range (the ranges and why: :mod:`lintlora.limits`), unknown rule codes
 and a ``model-config`` that does not exist raise :class:`ConfigError` naming the key and the
 file.
+
+``versions`` states library releases (the packages of
+:data:`lintlora.library_versions.KNOWN_PACKAGES`, PEP 440 versions); they override the pins
+read from the project's files, and ``--assume-version`` overrides them package by package
+(``Settings.assume_versions``).
 
 ``model`` and ``model-config`` are defaults: they apply only where a script's model cannot be
 resolved (``Settings.default_model`` / ``Settings.default_model_config``); ``--model`` and
@@ -61,12 +67,13 @@ __all__ = [
     "validate_codes",
     "parse_file_size",
     "anchor_pattern",
+    "parse_versions_table",
     "SettingsResolver",
 ]
 
 CONFIG_KEYS = (
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "fail-on", "gpu",
-    "gpu-memory", "model", "model-config", "cpus", "max-file-size",
+    "gpu-memory", "model", "model-config", "cpus", "max-file-size", "versions",
 )
 """Every key ``[tool.lintlora]`` accepts."""
 
@@ -354,7 +361,42 @@ def _convert(key: str, value: Any, where: str, root: str, known_codes: Iterable[
             return "max_file_bytes", parse_file_size(value)
         except ValueError as exc:
             raise ConfigError(f"{where}: {exc}") from None
+    if key == "versions":
+        return "assume_versions", parse_versions_table(value, where)
     raise AssertionError(key)  # pragma: no cover - keys are checked before
+
+
+MAX_VERSIONS = 32
+"""Entries of ``[tool.lintlora] versions`` accepted (there are 15 known packages)."""
+
+
+def parse_versions_table(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """``{transformers = "4.46"}`` -> ``(("transformers", "4.46"),)``, each entry checked by
+    :func:`lintlora.library_versions.parse_assume_version` (a known package, a PEP 440
+    version).
+
+    Raises:
+        ConfigError: not a table of strings, too many entries, an unknown package or a version
+            that is not one (``where`` names the file and key).
+    """
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table of package = \"version\" "
+                          f"(versions = {{ transformers = \"4.46\" }}), got {_short(value)}")
+    if len(value) > MAX_VERSIONS:
+        raise ConfigError(f"{where}: {len(value)} entries, at most {MAX_VERSIONS}")
+    from lintlora.library_versions import parse_assume_version
+
+    out: dict[str, str] = {}
+    for package, version in value.items():
+        if not isinstance(version, str):
+            raise ConfigError(f"{where}: {package} = {_short(version)}: expected the version as a "
+                              f"string ({package} = \"{_short(version)}\")")
+        try:
+            pkg, ver = parse_assume_version(f"{package}={version}")
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        out[pkg] = ver
+    return tuple(out.items())
 
 
 def load_config_file(path: str, known_codes: Iterable[str] | None = None, *,
@@ -466,6 +508,11 @@ class SettingsResolver:
                 values[name] = tuple(values.get(name, ())) + tuple(value)
             elif name == "exclude":
                 values[name] = tuple(values.get(name, ())) + tuple(value)
+            elif name == "assume_versions":  # per package: the flag wins
+                merged = dict(values.get(name, ()))
+                merged.update(dict(value))
+                values[name] = tuple(merged.items())
+                values["version_flags"] = tuple(p for p, _v in value)
             else:
                 values[name] = value
         valid = {f.name for f in dataclasses.fields(Settings)}

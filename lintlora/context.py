@@ -65,11 +65,12 @@ class VersionUsed:
     Attributes:
         package: the distribution name (``"transformers"``).
         version: the release (a ``packaging.version.Version``); for a bounded specifier the
-            newest release the bound allows that lintlora knows of, or the lowest it allows
-            when that decides (see ``where``).
+            newest release the bound allows that lintlora knows of (see ``where``); ``None``
+            when unknown (no default, or a bound allowing no release lintlora knows).
         where: for messages: ``"transformers==4.44.2 from requirements.txt:3"``,
-            ``"--assume-version transformers=4.46"``, ``"[tool.lintlora] versions"``, or
-            ``"assumed: the current release, not read from the project"``.
+            ``"--assume-version transformers=4.46"``, ``"[tool.lintlora] versions
+            transformers=4.46"``, ``"transformers<5 from pyproject.toml:12, taken as 4.57.6: ..."``
+            or ``"transformers 5.24.0 assumed: the current release, not read from the project"``.
         assumed: True when no file of the project and no setting gave it.
         pin: the :class:`~lintlora.training_setup.PinnedVersion` it was read from, if any.
     """
@@ -101,30 +102,131 @@ class Context:
 
     # ---- library versions (issue 16) --------------------------------------------------------------
     def library_version(self, setup: TrainingSetup, package: str) -> VersionUsed:
-        """The release of ``package`` the run uses: a pin of the project
-        (``setup.versions``), else lintlora's assumed current release
-        (:data:`lintlora.estimate.versions.DEFAULT_VERSIONS`; ``packaging`` parses it).
-        Never raises for a package lintlora knows no default for: the version is then
-        ``None`` and ``where`` says it is unknown."""
+        """The release of ``package`` the run uses, and where that came from.
+
+        Precedence (first that applies):
+
+        1. ``--assume-version PKG=VER`` / ``[tool.lintlora] versions`` (``Settings.
+           assume_versions``): where ``"--assume-version transformers=4.46"`` or
+           ``"[tool.lintlora] versions transformers=4.46"``.
+        2. an exact pin or lock entry of the project (``setup.versions``, nearest folder first,
+           :func:`lintlora.extract.project_versions.versions_in_project`): where
+           ``"transformers==4.44.2 from requirements.txt:3"``.
+        3. a bounded specifier (``>=4.40``, ``<5``, ``~=0.30.0``): the newest release it allows
+           among those lintlora knows (:data:`~lintlora.estimate.versions.DEFAULT_VERSIONS`,
+           :data:`~lintlora.estimate.versions.KNOWN_RELEASES` and the releases its own clauses
+           name): ``transformers<5`` is taken as 4.57.6, ``>=4.40`` as the current release;
+           where ``"transformers<5 from pyproject.toml:12, taken as 4.57.6: the newest release
+           it allows that lintlora knows"``. When it allows none of them, ``version`` is
+           ``None`` (a rule must then stay silent or say it is unsure).
+        4. the assumed current release (``DEFAULT_VERSIONS``): where ``"transformers 5.24.0
+           assumed: the current release, not read from the project"``, ``assumed`` True. A
+           package with no default has ``version`` ``None``.
+
+        A pin's file is named relative to the linted file's folder (``../requirements.txt:3``).
+        Never raises.
+        """
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
         from packaging.version import InvalidVersion, Version
 
-        from lintlora.estimate.versions import DEFAULT_VERSIONS
+        from lintlora.estimate.versions import DEFAULT_VERSIONS, KNOWN_RELEASES, canonical_package
 
-        for pin in setup.versions:
-            if pin.package == package and pin.version:
+        package = canonical_package(package)
+        s = self.settings
+        for pkg, ver in s.assume_versions:
+            if pkg == package:
+                try:
+                    v = Version(ver)
+                except InvalidVersion:  # validated when read; kept safe
+                    break
+                if pkg in s.version_flags:
+                    return VersionUsed(package, v, f"--assume-version {pkg}={ver}", False)
+                return VersionUsed(package, v, f"[tool.lintlora] versions {pkg}={ver}", False)
+        pins = [p for p in setup.versions if p.package == package]
+        for pin in pins:
+            if pin.version:
                 try:
                     v = Version(pin.version)
                 except InvalidVersion:
                     continue
-                where = f"{package}{pin.specifier or '==' + pin.version}"
-                if pin.span is not None:
-                    where += f" from {os.path.basename(pin.span.path)}:{pin.span.line}"
+                where = f"{package}{pin.specifier or '==' + pin.version} from {self._pin_place(setup, pin)}"
                 return VersionUsed(package, v, where, False, pin)
         default = DEFAULT_VERSIONS.get(package)
+        for pin in pins:
+            if not pin.specifier:
+                continue
+            try:
+                spec = SpecifierSet(pin.specifier)
+            except InvalidSpecifier:
+                continue
+            candidates = set(KNOWN_RELEASES.get(package, ()))
+            if default:
+                candidates.add(default)
+            candidates.update(c.version.rstrip("*").rstrip(".") for c in spec
+                              if c.operator in ("==", "===", "~=", ">=", "<=", ">"))
+            allowed = []
+            for c in candidates:
+                try:
+                    cv = Version(c)
+                except InvalidVersion:
+                    continue
+                if spec.contains(cv, prereleases=True):
+                    allowed.append(cv)
+            place = f"{package}{pin.specifier} from {self._pin_place(setup, pin)}"
+            if not allowed:
+                return VersionUsed(package, None, f"{place}, allowing no release known to lintlora",
+                                   False, pin)
+            v = max(allowed)
+            return VersionUsed(package, v, f"{place}, taken as {v}: the newest release it allows that "
+                                           f"lintlora knows", False, pin)
+        named = ""
+        if pins:  # named without a version
+            named = f" ({self._pin_place(setup, pins[0])} names {package} without a version)"
         if default is None:
-            return VersionUsed(package, None, f"{package}: version unknown (not read from the project)")
+            return VersionUsed(package, None,
+                               f"{package}: version unknown (not read from the project){named}")
         return VersionUsed(package, Version(default),
-                           f"{package} {default} assumed: the current release, not read from the project")
+                           f"{package} {default} assumed: the current release, not read from the "
+                           f"project{named}")
+
+    @staticmethod
+    def _pin_place(setup: TrainingSetup, pin: Any) -> str:
+        """``requirements.txt:3``: relative to the linted file's folder (``../requirements.txt``,
+        ``../requirements/base.txt``) when the two share a folder below the file-system root and
+        the path is short, else the file's name;
+        ``train.ipynb cell 2 line 1`` for a notebook's own install line."""
+        span = pin.span
+        if span is None:
+            return pin.source or "the project"
+        name = os.path.basename(span.path)
+        if setup.path:
+            here = os.path.dirname(os.path.abspath(setup.path))
+            there = os.path.dirname(os.path.abspath(span.path))
+            try:
+                rel = os.path.relpath(span.path, here)
+                common = os.path.commonpath([here, there])
+                near = common != os.path.dirname(common)  # they share more than the file-system root
+            except ValueError:  # another drive
+                rel, near = name, False
+            if near and rel.count("..") <= 4 and len(rel) <= 80:
+                name = rel.replace(os.sep, "/")
+        if span.cell is not None:
+            return f"{name} cell {span.cell} line {span.line}"
+        return f"{name}:{span.line}"
+
+    def estimator_versions(self, setup: TrainingSetup) -> tuple[tuple[str, str, str], ...]:
+        """``((package, version, origin), ...)`` for the estimator's version-dependent terms
+        (:data:`lintlora.estimate.versions.TERM_PACKAGES`), from :meth:`library_version`: only
+        the releases a setting or the project states (the estimator fills in its own default,
+        said as assumed, for the rest)."""
+        from lintlora.estimate.versions import TERM_PACKAGES
+
+        out = []
+        for package in TERM_PACKAGES:
+            used = self.library_version(setup, package)
+            if not used.assumed and used.version is not None:
+                out.append((package, str(used.version), used.where))
+        return tuple(out)
 
     # ---- GPU ---------------------------------------------------------------------------------
     @property
@@ -295,7 +397,8 @@ class Context:
         if arch is not None:
             from lintlora.estimate.from_setup import estimate_setup
 
-            result = estimate_setup(setup, arch, self.gpu, gpu_memory_bytes=self.gpu_memory_bytes)
+            result = estimate_setup(setup, arch, self.gpu, gpu_memory_bytes=self.gpu_memory_bytes,
+                                    assumed_versions=self.estimator_versions(setup))
         self._estimates[id(setup)] = (setup, result)
         return result
 

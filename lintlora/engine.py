@@ -574,6 +574,14 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
     result.linted = True
     for note in getattr(setups, "notes", ()):  # what a limit of the analysis left out
         result.notices.append(FileError(path, note, INPUT_ERROR_CODE))
+    try:  # the library releases the project states (issue 16): setup.versions, setup.inputs
+        from lintlora.cache import note_inputs
+        from lintlora.extract.setup_versions import attach_versions
+
+        setups, version_files = attach_versions(setups, path, text=text, kind=source.kind)
+        note_inputs(version_files)
+    except Exception as exc:  # noqa: BLE001 - the isolation boundary
+        result.errors.append(_internal(path, "reading the project's library versions", exc))
 
     enabled = [r for r in rules if rule_enabled(r.code, settings, path)]
     produced: list[tuple[Finding, TrainingSetup | None]] = []

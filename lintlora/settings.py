@@ -52,6 +52,12 @@ class Settings:
         max_file_bytes: files above this size are reported and skipped.
         jobs: worker processes (``None``: number of CPUs).
         cache_dir, use_cache: the results cache.
+        assume_versions: ``((package, version), ...)``: library releases given with
+            ``--assume-version PKG=VER`` or ``[tool.lintlora] versions = {PKG = "VER"}`` (the flag
+            winning per package), validated with ``packaging``; they override the project's
+            pins (:meth:`lintlora.context.Context.library_version`).
+        version_flags: the packages of ``assume_versions`` given with ``--assume-version`` (the
+            others came from ``[tool.lintlora] versions``), for the messages' "where".
     """
 
     select: tuple[str, ...] | None = None
@@ -73,6 +79,8 @@ class Settings:
     jobs: int | None = None
     cache_dir: str | None = None
     use_cache: bool = True
+    assume_versions: tuple[tuple[str, str], ...] = ()
+    version_flags: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)
 
 

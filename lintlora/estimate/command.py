@@ -99,11 +99,12 @@ def build_report(estimate, arch, gpu, tokens: int | None, dialect: str | None = 
         t = estimate_time(estimate.inputs, arch, gpu.training_tflops(estimate.inputs.compute_dtype),
                           gpu.memory_bandwidth_gbps, tokens)
     from lintlora.estimate.report_schema import SCHEMA_VERSION, counters_json
-    from lintlora.estimate.versions import KNOWN_PACKAGES, version_of
+    from lintlora.estimate.versions import TERM_PACKAGES, version_of
 
     est = estimate.to_json()
     est["counters"] = counters_json(estimate)
-    est["assumed_versions"] = {p: {"version": str(v), "origin": o} for p in KNOWN_PACKAGES
+    given = tuple(e[0] for e in estimate.inputs.assumed_versions if e[0] not in TERM_PACKAGES)
+    est["assumed_versions"] = {p: {"version": str(v), "origin": o} for p in TERM_PACKAGES + given
                                for v, o in [version_of(estimate.inputs.assumed_versions, p)]}
     est["time_seconds"] = (t.total_seconds if t and t.total_seconds is not None else None)
     est["step_seconds"] = t.step_seconds if t else None
@@ -368,6 +369,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 raise click.UsageError(f"{for_terminal(file)}: no training setup found")
             from lintlora.estimate.from_setup import inputs_from_setup
 
+            project_versions = _project_versions(setups, file)
             for setup in setups:
                 setup, run_notes = _with_distribution(setup, file)
                 name = model or (setup.get("model.name_or_path").value
@@ -378,7 +380,8 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                 arch = resolve_architecture(name, framework=setup.framework, model_config=model_config,
                                             params=n_params, base_dir=file,
                                             root=None if model else confinement_root(file))
-                inputs, notes = inputs_from_setup(setup, arch, g, assumed_versions=versions)
+                inputs, notes = inputs_from_setup(setup, arch, g,
+                                                  assumed_versions=versions or project_versions(setup))
                 notes.extend(run_notes)
                 changes = {}
                 if quant_flag is not None or double_quant is not None:
@@ -634,6 +637,33 @@ def _with_distribution(setup, path: str):
     if dist is None and inputs == setup.inputs:
         return setup, notes
     return setup.replace(distributed=dist, inputs=inputs), notes
+def _project_versions(setups: list, path: str):
+    """``setup -> ((package, version, origin), ...)``: the releases the project around ``path``
+    pins (its requirements, pyproject.toml, lock files; the notebook's install lines), as the
+    linter reads them (:func:`lintlora.extract.setup_versions.attach_versions`,
+    :meth:`lintlora.context.Context.estimator_versions`). ``--assume-version`` overrides them
+    (:func:`lintlora.estimate.knob_flags.apply_knobs`). Reading them never fails the estimate."""
+    try:
+        from lintlora.context import Context
+        from lintlora.discovery import file_kind
+        from lintlora.extract.setup_versions import attach_versions
+        from lintlora.safeio import read_text_bounded
+        from lintlora.settings import DEFAULT_MAX_FILE_BYTES
+
+        kind = file_kind(path, explicit=True)
+        text = read_text_bounded(path, DEFAULT_MAX_FILE_BYTES) if kind == "notebook" else None
+        attach_versions(setups, path, text=text, kind=kind)
+        context = Context()
+    except Exception:  # noqa: BLE001 - the versions are a refinement; the defaults then apply
+        return lambda setup: ()
+
+    def versions(setup) -> tuple:
+        try:
+            return context.estimator_versions(setup)
+        except Exception:  # noqa: BLE001
+            return ()
+
+    return versions
 
 
 def _read_setups(path: str):

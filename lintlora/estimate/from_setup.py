@@ -103,7 +103,7 @@ def _why(s: Setting) -> str:
 
 
 def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None, *,
-                      assumed_versions: tuple[tuple[str, str], ...] = ()) -> tuple[EstimateInputs, list[str]]:
+                      assumed_versions: tuple[tuple[str, ...], ...] = ()) -> tuple[EstimateInputs, list[str]]:
     """The estimator inputs for ``setup`` and the sentences stating what was assumed.
 
     Batch: ``per_device_train_batch_size``, else the first DataLoader's ``batch_size``.
@@ -116,7 +116,8 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
     (:func:`lintlora.estimate.stored_quant.reconcile`); ``gpu`` decides whether MXFP4/FP8 are
     dequantized (compute capability).
     The framework knobs come from :mod:`lintlora.estimate.setup_knobs`.
-    ``assumed_versions``: ``--assume-version`` releases (:mod:`lintlora.estimate.versions`),
+    ``assumed_versions``: the run's releases (``--assume-version`` pairs, or ``(package,
+    version, origin)`` triples from the project; :mod:`lintlora.estimate.versions`),
     which the version-dependent terms read (bitsandbytes' saved input, transformers 4.x's
     float32 load).
     """
@@ -327,9 +328,10 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
                          f"16-bit ({weight}); transformers 4.x loaded float32 when torch_dtype was omitted, "
                          f"which doubles the weights")
     if q and not td_norm and fw in ("transformers", "trl", "torch"):
+        q_tf, q_origin = _versions.version_of(assumed_versions, "transformers")
         notes.append(f"{td_words} with a quantized base: the non-quantized weights load in the "
                      "checkpoint's dtype under transformers 5 (float16 under 4.x: the bitsandbytes quantizer's "
-                     "update_torch_dtype), 16-bit either way")
+                     f"update_torch_dtype), 16-bit either way (transformers {q_tf}, {q_origin})")
     if not q and weight in ("bfloat16", "float16") and setup.has_call("prepare_model_for_kbit_training"):
         from lintlora.facts import kbit_prep_checkpoints
 
@@ -538,14 +540,18 @@ def _from_tokenizer(setup: TrainingSetup, sl_set: Setting) -> bool:
 
 
 def estimate_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None, *,
-                   gpu_memory_bytes: int | None = None) -> MemoryEstimate:
+                   gpu_memory_bytes: int | None = None,
+                   assumed_versions: tuple[tuple[str, ...], ...] = ()) -> MemoryEstimate:
     """Estimate the peak memory of ``setup`` on ``arch`` (and compare with ``gpu`` if given).
 
     Args:
         gpu: a :class:`lintlora.estimate.gpus.Gpu` or ``None``.
         gpu_memory_bytes: overrides the GPU's memory (``--gpu-memory``).
+        assumed_versions: the run's releases, ``(package, version, origin)``
+            (:mod:`lintlora.estimate.versions`; the linter's context builds them from the
+            project's pins and settings).
     """
-    inputs, notes = inputs_from_setup(setup, arch, gpu)
+    inputs, notes = inputs_from_setup(setup, arch, gpu, assumed_versions=assumed_versions)
     mem = gpu_memory_bytes or (gpu.memory_bytes if gpu is not None else None)
     return estimate_memory(inputs, arch, get_profile(inputs.framework), assumptions=notes,
                            gpu=getattr(gpu, "name", None), gpu_memory_bytes=mem)

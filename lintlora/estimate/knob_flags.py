@@ -22,7 +22,7 @@ flag                        field                          written in a file as
 ``--precision P``            ``weight_dtype``,              litgpt ``precision``, ``bf16``/``fp16``
                             ``compute_dtype``,             with ``torch_dtype``
                             ``master_fp32``
-``--assume-version P=V``    ``assumed_versions``           (a later issue reads the project's locks)
+``--assume-version P=V``    ``assumed_versions``           the project's pins (``lintlora check``)
 ``--num-gpus N``            ``num_gpus``                   ``torchrun --nproc_per_node``, litgpt
                                                            ``devices``
 ``--zero-stage S``          ``zero_stage``                 DeepSpeed ``zero_optimization.stage``
@@ -90,8 +90,8 @@ def knob_options(f: Callable) -> Callable:
     as in :data:`KNOB_FIELDS`, plus ``assume_version``)."""
     options = [
         click.option("--assume-version", "assume_version", multiple=True, metavar="PKG=VER",
-                     help="a library release the estimate assumes (bitsandbytes, transformers, peft, trl, torch, torchao; "
-                          "repeatable), e.g. bitsandbytes=0.41.1"),
+                     help="a library release the estimate assumes (bitsandbytes, transformers, peft, trl, torch, torchao "
+                          "change its terms; repeatable), e.g. bitsandbytes=0.41.1"),
         click.option("--optimizer-in-bwd/--no-optimizer-in-bwd", "optimizer_in_bwd", default=None,
                      help="optimizer step fused into backward (torchtune optimizer_in_bwd): no gradient buffers"),
         click.option("--activation-offloading/--no-activation-offloading", "activation_offloading", default=None,
@@ -187,8 +187,11 @@ def apply_knobs(inputs: Any, knobs: dict[str, Any], notes: list[str], *, flags_o
         given.append(f"--precision={precision}")
     versions = versions_from_flags(knobs.get("assume_version"))
     if versions:
+        flagged = {p for p, _v in versions}
+        # the flags win package by package over the releases the project's files pinned
+        versions = versions + tuple(e for e in inputs.assumed_versions if e[0] not in flagged)
         changes["assumed_versions"] = versions
-        given.append("--assume-version " + " ".join(f"{p}={v}" for p, v in versions))
+        given.append("--assume-version " + " ".join(f"{p}={v}" for p, v, *_ in versions if p in flagged))
     quant = getattr(inputs, "quant", None)
     if quant in ("nf4", "fp4"):
         vers = versions or inputs.assumed_versions

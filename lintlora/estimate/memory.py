@@ -171,8 +171,10 @@ class EstimateInputs:
             kept (see :mod:`lintlora.estimate.framework_terms`).
         compile: each decoder layer compiled with ``torch.compile`` (torchtune ``compile: True``):
             the layer saves fewer activations (:func:`lintlora.estimate.framework_terms.compiled_parts`).
-        assumed_versions: ``((package, release), ...)`` given with ``--assume-version``
-            (:mod:`lintlora.estimate.versions`; absent packages take its defaults).
+        assumed_versions: ``((package, release), ...)`` given with ``--assume-version``, or
+            ``((package, release, origin), ...)`` from the linter's context (the project's pins,
+            ``[tool.lintlora] versions``; :mod:`lintlora.estimate.versions`; absent packages
+            take its defaults). ``to_json`` writes the pairs.
         trainer: ``--trainer`` key (:data:`lintlora.estimate.trainers.TRAINERS`); the fields
             below are set from it by :func:`lintlora.estimate.trainers.resolve`.
         num_generations, max_completion_length, max_prompt_length: GRPO/RLOO/PPO generation
@@ -225,7 +227,7 @@ class EstimateInputs:
     optimizer_in_bwd: bool = False
     activation_offload: bool = False
     compile: bool = False
-    assumed_versions: tuple[tuple[str, str], ...] = ()
+    assumed_versions: tuple[tuple[str, ...], ...] = ()
     trainer: str = "sft"
     num_generations: int | None = None
     max_completion_length: int | None = None
@@ -352,7 +354,8 @@ class MemoryEstimate:
             "host_offload_bytes": self.host_offload_bytes,
             "sharding": self.sharding,
             "assumptions": list(self.assumptions),
-            "inputs": {k: (list(v) if isinstance(v, tuple) else
+            "inputs": {k: ([list(e[:2]) for e in v] if k == "assumed_versions" else
+                           list(v) if isinstance(v, tuple) else
                            {f: (list(x) if isinstance(x, tuple) else x) for f, x in v.__dict__.items()}
                            if hasattr(v, "__dataclass_fields__") else v)
                        for k, v in self.inputs.__dict__.items()},

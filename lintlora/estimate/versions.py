@@ -13,24 +13,29 @@ Some terms of the memory model changed with a library release:
   transformers 5 loads the checkpoint's own dtype (``dtype="auto"`` by default)
   (:func:`transformers_loads_fp32`).
 
-The releases come from ``--assume-version PKG=VER`` (``origin`` "--assume-version") or, when
-not given, from :data:`DEFAULT_VERSIONS` (``origin`` "assumed, not read from the project"), the
+The releases come from ``assumed_versions``: ``(package, version)`` pairs given with
+``--assume-version PKG=VER`` (``origin`` "--assume-version"), or ``(package, version, origin)``
+triples the linter's :class:`lintlora.context.Context` builds from
+:meth:`~lintlora.context.Context.library_version` (``--assume-version``, ``[tool.lintlora]
+versions``, or the project's own pins: ``origin`` then names the file and line,
+``"bitsandbytes==0.41.1 from requirements.txt:3"``; the estimator reads no file). A package not
+given takes :data:`DEFAULT_VERSIONS` (``origin`` "assumed, not read from the project"), the
 releases the estimator's other terms were read or measured with (:mod:`.profiles`: torch 2.13,
-transformers 5.24, peft 0.21.2, bitsandbytes 0.50.2, trl 1.x). Reading them from a project's
-lock files (``uv.lock``, ``poetry.lock``, ``requirements*.txt``) is left to a later issue:
-:func:`versions_from_project` is the hook, and returns nothing today.
+transformers 5.24, peft 0.21.2, bitsandbytes 0.50.2, trl 1.x).
 
-``EstimateInputs.assumed_versions`` carries ``((package, version), ...)`` for the releases
-given; :func:`version_of` answers for any package with the default filled in.
+``EstimateInputs.assumed_versions`` carries those entries; :func:`version_of` answers for any
+package of :data:`DEFAULT_VERSIONS` with the default filled in.
 """
 
 from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["DEFAULT_VERSIONS", "KNOWN_PACKAGES", "parse_assume_version", "version_of",
-           "bnb_saves_input", "torchao_unchunked", "transformers_loads_fp32", "version_notes", "bnb_note", "versions_from_project",
-           "BNB_INPUT_FIX", "ORIGIN_FLAG", "ORIGIN_DEFAULT"]
+from lintlora.library_versions import KNOWN_PACKAGES, canonical_package, parse_assume_version
+
+__all__ = ["DEFAULT_VERSIONS", "KNOWN_PACKAGES", "parse_assume_version", "canonical_package", "version_of",
+           "bnb_saves_input", "torchao_unchunked", "transformers_loads_fp32", "version_notes", "bnb_note",
+           "BNB_INPUT_FIX", "ORIGIN_FLAG", "ORIGIN_DEFAULT", "KNOWN_RELEASES", "TERM_PACKAGES"]
 
 # the releases the estimator's terms were read or measured with (profiles.py module docstring)
 DEFAULT_VERSIONS: dict[str, str] = {
@@ -42,53 +47,53 @@ DEFAULT_VERSIONS: dict[str, str] = {
     # the newest torchao on PyPI on 2026-12-01 (``pip index versions torchao``)
     "torchao": "0.18.0",
 }
-KNOWN_PACKAGES = tuple(DEFAULT_VERSIONS)
+TERM_PACKAGES = tuple(DEFAULT_VERSIONS)
+"""The packages a term of the estimate depends on (each has a default release)."""
+assert set(TERM_PACKAGES) <= set(KNOWN_PACKAGES)
+
+KNOWN_RELEASES: dict[str, tuple[str, ...]] = {
+    # 4.46.0: Trainer passes num_items_in_batch to compute_loss (the 4.46 gradient-accumulation
+    # loss fix, issue 16 LL021); 4.57.6: the newest 4.x release lintlora's rules cite (LL009:
+    # modeling_utils.py 4.57.6); 5.0.0: dtype="auto"
+    # and non-reentrant checkpointing by default
+    "transformers": ("4.46.0", "4.57.6", "5.0.0"),
+    # 0.42.0: litgpt's 2024 pin (LITGPT_2024_BNB below); 0.43.2: PR #1270
+    "bitsandbytes": ("0.42.0", "0.43.2"),
+    "torchao": ("0.2.0",),
+}
+"""Releases lintlora knows besides :data:`DEFAULT_VERSIONS`, where a version-dependent term or
+rule changes: a bounded specifier of the project (``transformers<5``) is taken as the newest of
+these (or of the releases its own clauses name, or the default) that it allows
+(:meth:`lintlora.context.Context.library_version`)."""
 # bitsandbytes PR #1270 (released in 0.43.2): 4-bit matmuls no longer keep their input
 BNB_INPUT_FIX = Version("0.43.2")
 # pytorch/ao PR #196 (released in 0.2.0): NF4 quantization in chunks
 TORCHAO_CHUNKED = Version("0.2.0")
 ORIGIN_FLAG = "--assume-version"
 ORIGIN_DEFAULT = "assumed, not read from the project"
-# a version string longer than this is not a release number (bounded input)
-_MAX_VERSION_CHARS = 40
 
 
-def parse_assume_version(text: str) -> tuple[str, str]:
-    """``"bitsandbytes=0.41.1"`` -> ``("bitsandbytes", "0.41.1")``.
-
-    Raises:
-        ValueError: not ``PKG=VER``, a package this estimate has no version-dependent term for
-            (:data:`KNOWN_PACKAGES`), or a version :class:`packaging.version.Version` refuses.
-    """
-    if not isinstance(text, str) or "=" not in text or len(text) > 80:
-        raise ValueError(f"{str(text)[:80]!r}: expected PKG=VER (for example bitsandbytes=0.41.1)")
-    pkg, _, ver = text.partition("=")
-    pkg = pkg.strip().lower().replace("_", "-")
-    ver = ver.strip().lstrip("=")  # PKG==VER as pip writes it
-    if pkg not in KNOWN_PACKAGES:
-        raise ValueError(f"{pkg!r}: no term of the estimate depends on it (known: {', '.join(KNOWN_PACKAGES)})")
-    if not ver or len(ver) > _MAX_VERSION_CHARS:
-        raise ValueError(f"{pkg}: {ver[:_MAX_VERSION_CHARS]!r} is not a release number")
-    try:
-        Version(ver)
-    except InvalidVersion:
-        raise ValueError(f"{pkg}: {ver!r} is not a release number (PEP 440)") from None
-    return pkg, ver
-
-
-def _given(assumed_versions, pkg: str) -> str | None:
-    for p, v in assumed_versions or ():
-        if p == pkg:
-            return v
+def _given(assumed_versions, pkg: str) -> tuple[str, str] | None:
+    for entry in assumed_versions or ():
+        if entry[0] == pkg:
+            return entry[1], (entry[2] if len(entry) > 2 and entry[2] else ORIGIN_FLAG)
     return None
 
 
 def version_of(assumed_versions, pkg: str) -> tuple[Version, str]:
-    """The release of ``pkg`` the estimate assumes, and where it came from
-    (:data:`ORIGIN_FLAG` or :data:`ORIGIN_DEFAULT`)."""
+    """The release of ``pkg`` the estimate assumes, and where it came from: the entry's own
+    origin (a triple's third element: ``"bitsandbytes==0.41.1 from requirements.txt:3"``),
+    :data:`ORIGIN_FLAG` for a pair, else :data:`ORIGIN_DEFAULT`.
+
+    Raises:
+        KeyError: ``pkg`` neither given nor in :data:`DEFAULT_VERSIONS`.
+    """
     given = _given(assumed_versions, pkg)
     if given is not None:
-        return Version(given), ORIGIN_FLAG
+        try:
+            return Version(given[0]), given[1]
+        except InvalidVersion:
+            pass
     return Version(DEFAULT_VERSIONS[pkg]), ORIGIN_DEFAULT
 
 
@@ -139,14 +144,3 @@ def version_notes(assumed_versions, packages: tuple[str, ...]) -> list[str]:
         v, origin = version_of(assumed_versions, pkg)
         out.append(f"{pkg} {v} ({origin})")
     return out
-
-
-def versions_from_project(path: str | None) -> tuple[tuple[str, str], ...]:
-    """The releases a project pins (its lock files), for ``assumed_versions``.
-
-    Hook for a later issue: nothing is read today, so the estimate falls back on
-    ``--assume-version`` and :data:`DEFAULT_VERSIONS`. When implemented it must read only
-    through :func:`lintlora.safeio.read_bounded`, within the project, and label the origin
-    with the file it came from.
-    """
-    return ()

@@ -25,6 +25,17 @@ Setting, so a finding resting on one can say which release it assumes:
   inherited ``False`` for both from ``TrainingArguments``. ``bf16`` is given here as ``True``
   (the value when ``fp16`` is not set); extractors that see ``fp16`` must use ``not fp16``:
   :func:`sft_bf16_default` does that.
+
+Which release's defaults apply (issue 16): the table holds one release line per library,
+:data:`TABLE_RELEASES` (the current releases, as the estimator's
+:data:`lintlora.estimate.versions.DEFAULT_VERSIONS`); it has no per-release tables. The defaults
+that changed between the releases people still pin are named in the ``source``/notes text
+(the list above: transformers 4.x's float32 load and reentrant checkpointing, trl's
+``gradient_checkpointing``/``bf16``), and the verdicts that rest on one of them ask
+:meth:`lintlora.context.Context.library_version` which release the run uses (the project's pins,
+``--assume-version``, ``[tool.lintlora] versions``) and say it with where it was read: LL009's
+reentrant default, the estimator's float32 load and bitsandbytes input copy.
+:func:`table_release_note` words the release a default was read from next to the run's.
 """
 
 from __future__ import annotations
@@ -42,7 +53,35 @@ __all__ = [
     "known_classes",
     "positional_parameters",
     "sft_bf16_default",
+    "TABLE_RELEASES",
+    "table_release_note",
 ]
+
+TABLE_RELEASES: Mapping[str, str] = MappingProxyType({
+    "transformers": "5.24.0", "peft": "0.21.2", "torch": "2.13.0",
+})
+"""The release each library's defaults here were read from and cross-checked with (the module
+docstring; trl's SFTConfig values: the current trl, ``trl/trainer/base_config.py``)."""
+
+
+def table_release_note(package: str, version: Any, where: str) -> str | None:
+    """A sentence for a finding resting on a default of ``package``: the release the table's
+    default was read from and the one the run uses (``version``, ``where``: a
+    :class:`lintlora.context.VersionUsed`'s fields), or ``None`` when they are the same release
+    line (same major and minor) or the table has no release for the package."""
+    table = TABLE_RELEASES.get(package)
+    if table is None or version is None:
+        return None
+    try:
+        from packaging.version import Version
+
+        t, v = Version(table), Version(str(version))
+    except Exception:  # noqa: BLE001 - an unparsable release: no sentence
+        return None
+    if (t.major, t.minor) == (v.major, v.minor):
+        return None
+    return (f"the {package} default was read from {package} {table}; this run uses {package} {v} "
+            f"({where}), whose default may differ")
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,8 @@ def setups_to_json(setups: Iterable[TrainingSetup]) -> list[dict]:
                             for d in s.dataloaders],
             "calls": [_call_to_json(c) for c in s.calls],
             "launch": [_evidence_to_json(e) for e in s.launch],
+            "versions": [{"package": v.package, "specifier": v.specifier, "version": v.version,
+                          "span": span_to_json(v.span), "source": v.source} for v in s.versions],
             "unknown": unknown_settings(s),
         })
     return out
@@ -228,6 +230,10 @@ def render_setups(setups: Iterable[TrainingSetup], console: Any) -> None:
         if s.launch:
             console.print("launch evidence: " + for_terminal("; ".join(
                 f"{e.kind} ({_where(e.span, s.path) or 'config'}: {e.detail})" for e in s.launch)))
+        if s.versions:  # the library releases the project states (issue 16)
+            console.print("library versions: " + for_terminal("; ".join(
+                f"{v.package}{v.specifier or ' (no version)'} ({_where(v.span, s.path) or v.source})"
+                for v in s.versions)))
         for source, n in citations.items():
             console.print(Text(f"[{n}] {for_terminal(source)}", style="dim"))
         unknown = unknown_settings(s)

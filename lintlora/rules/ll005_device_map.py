@@ -13,7 +13,10 @@ Four sub-cases, each with its own message and fix:
     ``PreTrainedModel.cuda``/``.to`` refuse it for 8-bit models and, with bitsandbytes older than
     0.43.2, for 4-bit ones, and refuse any dtype cast of a bitsandbytes model
     (transformers ``modeling_utils.py``; nuprl/MultiPL-E#137, bitsandbytes#547,
-    transformers#24540). Error for a cast, warning for a move.
+    transformers#24540). Error for a cast, warning for a move; for a 4-bit model the bitsandbytes
+    release the run uses decides (:meth:`lintlora.context.Context.library_version`, named with
+    where it was read): error when the project pins one older than 0.43.2, info when it pins a
+    newer one (the move works, it is only redundant), a warning naming the assumption otherwise.
 (d) offload to ``"cpu"``/``"disk"`` (device_map values, ``llm_int8_enable_fp32_cpu_offload=True``)
     for a model being trained: bitsandbytes cannot train offloaded quantized layers
     (unslothai/unsloth#1629, transformers#26153), and offloaded layers are copied to the GPU on
@@ -45,6 +48,8 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any, Iterable
+
+from packaging.version import Version
 
 from lintlora import facts
 from lintlora.findings import Finding, Severity
@@ -149,6 +154,12 @@ def _map_text(value: Any) -> str:
     if isinstance(value, str):
         return f'device_map="{value}"'
     return f"device_map={value!r}"
+
+
+_BNB_4BIT_MOVE = Version("0.43.2")
+"""bitsandbytes from which transformers' ``PreTrainedModel.cuda``/``.to`` move a 4-bit model
+(modeling_utils.py: ``is_loaded_in_4bit`` and bitsandbytes < 0.43.2 raise "Calling `to()` is not
+supported for `4-bit` quantized models with the installed version of bitsandbytes")."""
 
 
 class DeviceMap(Rule):
@@ -314,13 +325,28 @@ class DeviceMap(Rule):
                      "quantized ones)."),
                 fixed_setup=fixed, severity=Severity.ERROR,
             )
+        bnb = context.library_version(setup, "bitsandbytes")
+        text = (f".{method}() moves a model loaded in {width}: from_pretrained has already placed the quantized "
+                "weights (on the GPU when no device_map is given), and transformers refuses the move for 8-bit "
+                "models in most releases and, with bitsandbytes older than 0.43.2, for 4-bit ones "
+                "(bitsandbytes#547, transformers#24540).")
+        severity = Severity.WARNING
+        stated = bnb.version is not None and not bnb.assumed
+        if bits == 4 and stated and bnb.version < _BNB_4BIT_MOVE:
+            # modeling_utils.py PreTrainedModel.cuda/.to: is_loaded_in_4bit and bitsandbytes < 0.43.2
+            text += (f" This run has bitsandbytes {bnb.version} ({bnb.where}): the call raises \"Calling "
+                     f"`{method}()` is not supported for `4-bit` quantized models with the installed version of "
+                     "bitsandbytes\".")
+            severity = Severity.ERROR
+        elif bits == 4 and stated:
+            text += (f" This run has bitsandbytes {bnb.version} ({bnb.where}), which allows the move of a 4-bit "
+                     "model: the call is only redundant (and fails for anyone on an older bitsandbytes).")
+            severity = Severity.INFO
+        elif bits in (4, None):
+            text += f" Which bitsandbytes runs is not known ({bnb.where})."
         return self.finding(
-            context, setup, call.span,
-            f".{method}() moves a model loaded in {width}: from_pretrained has already placed the quantized "
-            "weights (on the GPU when no device_map is given), and transformers refuses the move for 8-bit "
-            "models in most releases and, with bitsandbytes older than 0.43.2, for 4-bit ones "
-            "(bitsandbytes#547, transformers#24540).",
+            context, setup, call.span, text,
             fix=('Remove the call; choose the device when loading: device_map={"": 0}, or '
                  '{"": local_rank} per process under data-parallel training.'),
-            fixed_setup=fixed, severity=Severity.WARNING,
+            fixed_setup=fixed, severity=severity,
         )

@@ -40,6 +40,13 @@ reentrant in transformers 4.x
 5.24.0 also installs the input hook itself for every model whose main input is ``input_ids``
 (modeling_utils.py 5.24.0, lines 3190-3198).
 
+The transformers release comes from :meth:`lintlora.context.Context.library_version` (the
+project's pins, ``--assume-version``, ``[tool.lintlora] versions``): a verdict resting on the
+library default is silent when a 5.x release is stated, names the 4.x release and where it was
+read when one is (``transformers==4.44.2 from requirements.txt:3``), and otherwise keeps the
+4.x condition and says that the release was assumed. With ``use_reentrant=True`` written and a
+5.x release stated, only the DDP case is reported (5.x installs the input hook itself).
+
 Severity: error when the file states ``use_reentrant=True`` (reentrant on every version; the
 message names transformers 4.x, which installs no hook for a ``PeftModel``); warning when it
 rests on the default, with the condition in the message ("with transformers 4.x, whose default
@@ -76,7 +83,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from lintlora import facts
 from lintlora.findings import Finding, Severity
@@ -91,6 +98,25 @@ __all__ = ["CheckpointingWithoutInputGrads", "Enabler", "enabler", "reentrant"]
 _V4_DEFAULT = ("with transformers 4.x, whose default is reentrant (modeling_utils.py 4.57.6, line 3692; "
                "transformers 5 defaults to non-reentrant, PR #43203)")
 """The condition a verdict resting on the library default names."""
+
+
+def _default_condition(used: Any) -> str:
+    """The condition a verdict resting on transformers' default names, with the release the
+    run uses and where it came from (:meth:`lintlora.context.Context.library_version`): a 4.x
+    release the project pins (``"with transformers 4.44.2 (transformers==4.44.2 from
+    requirements.txt:3), whose default is reentrant ..."``), else the 4.x condition and the
+    assumption."""
+    if used is not None and not used.assumed and used.version is not None and used.version.major < 5:
+        return (f"with transformers {used.version} ({used.where}), whose default is reentrant "
+                "(modeling_utils.py 4.57.6, line 3692; transformers 5 defaults to non-reentrant, PR #43203)")
+    where = getattr(used, "where", None)
+    return _V4_DEFAULT + (f"; which transformers runs is not known ({where})" if where else "")
+
+
+def _runs_v5(used: Any) -> bool:
+    """Whether the project (or a setting) states a transformers 5 release: its default
+    checkpointing is non-reentrant, so a verdict resting on 4.x's default does not apply."""
+    return used is not None and not used.assumed and used.version is not None and used.version.major >= 5
 
 _FALSE = re.compile(r"""use_reentrant['"]?\s*[=:]\s*False\b""")
 _TRUE = re.compile(r"""use_reentrant['"]?\s*[=:]\s*True\b""")
@@ -318,12 +344,17 @@ class CheckpointingWithoutInputGrads(Rule):
         hook = _hooked(setup, wraps, adds, on)
         if hook is False:
             return
-        inputs = hook is None and setup.framework != "trl"
+        explicit = variant == "explicit"
+        used = context.library_version(setup, "transformers")
+        if not explicit and not on.what.startswith("prepare_model_for_kbit_training") and _runs_v5(used):
+            return  # transformers 5's default is non-reentrant: nothing to replay, no hook needed
+        # transformers 5 installs the input hook itself for a text model (modeling_utils.py
+        # 5.24.0, lines 3190-3198): with a stated 5.x release only the DDP replay remains
+        inputs = hook is None and setup.framework != "trl" and not _runs_v5(used)
         ddp = _ddp(setup, wraps, variant)
         if not inputs and ddp is None:
             return
 
-        explicit = variant == "explicit"
         kwargs = on.kwargs
         if explicit:
             how = f"Gradient checkpointing ({on.what}) is reentrant: use_reentrant=True is written"
@@ -333,7 +364,7 @@ class CheckpointingWithoutInputGrads(Rule):
                    "line 191), so torch's checkpoint gets no use_reentrant and falls back to its reentrant "
                    "default, on transformers 4.x and 5.x alike")
         else:
-            how = f"Gradient checkpointing ({on.what}) is reentrant {_V4_DEFAULT}"
+            how = f"Gradient checkpointing ({on.what}) is reentrant {_default_condition(used)}"
         parts: list[str] = []
         if inputs:
             parts.append(
@@ -346,7 +377,7 @@ class CheckpointingWithoutInputGrads(Rule):
                 "silently get no gradient).")
             if explicit:
                 parts.append("transformers 5.x (5.24.0 read) installs the input hook itself for text models; "
-                             "on transformers 4.x nothing does.")
+                             f"on transformers 4.x nothing does (this run: {used.where}).")
         if ddp is not None:
             unused_explicit, unused = ddp
             cause = ("ddp_find_unused_parameters=True" if unused_explicit else
@@ -373,7 +404,7 @@ class CheckpointingWithoutInputGrads(Rule):
             span = ddp[1].span or ddp[1].key_span or span
         rests_on = () if explicit else (
             ("torch's reentrant default",) if on.what.startswith("prepare_model_for_kbit_training")
-            else ("transformers 4.x's reentrant default",))
+            else (f"transformers 4.x's reentrant default ({used.where})",))
         yield self.finding(context, setup, span, " ".join(parts), fix=fix, severity=severity,
                            rests_on=rests_on)
 
