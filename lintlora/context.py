@@ -124,6 +124,42 @@ class Context:
         return VersionUsed(package, Version(default),
                            f"{package} {default} assumed: the current release, not read from the project")
 
+    def estimate_versions(self, setup: TrainingSetup) -> tuple[tuple[str, str], ...]:
+        """``((package, version), ...)`` for the estimator (``assumed_versions`` of
+        :func:`lintlora.estimate.from_setup.estimate_setup`): the releases
+        :meth:`library_version` reads for the run (not the assumed defaults, which the
+        estimator fills in itself), for each package a term of the estimate depends on
+        (:data:`lintlora.estimate.versions.KNOWN_PACKAGES`)."""
+        from lintlora.estimate.versions import KNOWN_PACKAGES
+
+        out = []
+        for package in KNOWN_PACKAGES:
+            used = self.library_version(setup, package)
+            if not used.assumed and used.version is not None:
+                out.append((package, str(used.version)))
+        return tuple(out)
+
+    def time_estimate(self, setup: TrainingSetup) -> Any:
+        """The training time per micro-batch of ``setup`` on the named GPU
+        (:func:`lintlora.estimate.compute.estimate_time`, a ``TimeEstimate``), or ``None``
+        without a GPU, an estimate, or for a setup that trains nothing. A 4-bit base whose
+        ``bnb_4bit_compute_dtype`` is float32 while the run computes in 16 bits has its
+        quantized matmuls priced at the GPU's float32 rate."""
+        gpu = self.gpu
+        est = self.estimate(setup)
+        inputs = getattr(est, "inputs", None)
+        arch = self.architecture(setup)
+        if gpu is None or inputs is None or arch is None or getattr(inputs, "method", None) == "load":
+            return None
+        from lintlora.estimate.compute import estimate_time
+
+        tflops = gpu.training_tflops(inputs.compute_dtype)
+        quant_tflops = None
+        if inputs.quant in ("nf4", "fp4") and inputs.quant_compute_dtype == "float32":
+            quant_tflops = gpu.training_tflops("float32")
+        return estimate_time(inputs, arch, tflops, gpu.memory_bandwidth_gbps,
+                             quant_matmul_tflops=quant_tflops)
+
     # ---- GPU ---------------------------------------------------------------------------------
     @property
     def gpu(self) -> "Gpu | None":
@@ -293,7 +329,8 @@ class Context:
         if arch is not None:
             from lintlora.estimate.from_setup import estimate_setup
 
-            result = estimate_setup(setup, arch, self.gpu, gpu_memory_bytes=self.gpu_memory_bytes)
+            result = estimate_setup(setup, arch, self.gpu, gpu_memory_bytes=self.gpu_memory_bytes,
+                                    assumed_versions=self.estimate_versions(setup))
         self._estimates[id(setup)] = (setup, result)
         return result
 

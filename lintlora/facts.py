@@ -22,6 +22,7 @@ __all__ = [
     "dataloader_workers", "LAUNCH_ORIGINS", "set_at_launch", "launch_hint", "added_tokens",
     "has_hf_model", "deciding_call", "peft_wraps", "unsure_peft_wrap", "kbit_prep_checkpoints",
     "kbit_prep_without_checkpointing", "checkpointing_reset", "KBIT_PREP_SOURCE",
+    "prequantized_name", "half_precision_uses", "half_dtype",
 ]
 
 # ---- values the user sets at launch ----------------------------------------------------------
@@ -114,6 +115,16 @@ _PREQUANTIZED_NAME = ("gptq", "awq", "bnb", "4bit", "8bit", "int4", "int8", "nf4
 """Words in a hub id that mark a checkpoint saved quantized (``TheBloke/...-GPTQ``,
 ``unsloth/...-bnb-4bit``): its config.json carries the quantization, so the model loads
 quantized without a config in the script."""
+
+
+def prequantized_name(name: Setting | None) -> bool:
+    """Whether a model id names a checkpoint saved quantized (:data:`_PREQUANTIZED_NAME`:
+    ``TheBloke/...-GPTQ``, ``unsloth/...-bnb-4bit``), which loads quantized without a
+    quantization config in the script. ``False`` for an unresolved or non-string name."""
+    if name is None or not name.known or not isinstance(name.value, str):
+        return False
+    low = name.value.lower()[:400]
+    return any(word in low for word in _PREQUANTIZED_NAME)
 
 
 def _quantized_base(bits: Setting | None, method: Setting | None, name: Setting | None) -> bool | None:
@@ -527,3 +538,41 @@ def unsure_peft_wrap(setup: TrainingSetup) -> bool:
             if trainable is None or not trainable.known:
                 return True
     return False
+
+
+# ---- facts added for LL013, LL014 and LL017 --------------------------------------------------
+
+def half_precision_uses(setup: TrainingSetup) -> list[Use]:
+    """The places that make the run compute in 16 bits, in this order: the trainer's ``bf16``
+    and ``fp16`` flags (known to be True, a library default included: TRL's configs default to
+    ``bf16 = not fp16``, trl ``trl/trainer/base_config.py`` v1.9.0), then the per-step
+    ``autocast`` calls (``Accelerator(mixed_precision=...)`` among them) in float16 or
+    bfloat16. Not the load dtype nor the 4-bit compute dtype (what the rules about those ask).
+    ``Use.setting.value``/``Use.call.args["dtype"]`` says which; :func:`half_dtype` reads it."""
+    uses: list[Use] = []
+    config = setup.kind in ("yaml", "json")
+    for key in ("bf16", "fp16"):
+        flag = setup.get(f"training.{key}")
+        if flag.known and flag.value is True:
+            what = f"{key}: true" if config else f"{key}=True"
+            where = flag.span or flag.key_span or (setup.training.span if setup.training is not None else None)
+            uses.append(Use(what, f"training.{key}", where, setting=flag))
+    for call in setup.calls_of("autocast"):
+        dtype = call.args.get("dtype")
+        per_step = call.in_step_callback or "mixed_precision" in call.args
+        if per_step and dtype is not None and dtype.known and dtype.value in ("float16", "bfloat16"):
+            what = (f'Accelerator(mixed_precision="{"bf16" if dtype.value == "bfloat16" else "fp16"}")'
+                    if "mixed_precision" in call.args else f"autocast(dtype=torch.{dtype.value})")
+            uses.append(Use(what, None, call.span, call=call))
+    return uses
+
+
+def half_dtype(use: Use) -> str:
+    """``"bfloat16"`` or ``"float16"``: the 16-bit type one of :func:`half_precision_uses`
+    asks for."""
+    if use.path == "training.bf16":
+        return "bfloat16"
+    if use.path == "training.fp16":
+        return "float16"
+    dtype = use.call.args.get("dtype") if use.call is not None else None
+    return "bfloat16" if dtype is not None and dtype.is_("bfloat16") else "float16"

@@ -514,14 +514,18 @@ def _from_tokenizer(setup: TrainingSetup, sl_set: Setting) -> bool:
 
 
 def estimate_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None, *,
-                   gpu_memory_bytes: int | None = None) -> MemoryEstimate:
+                   gpu_memory_bytes: int | None = None,
+                   assumed_versions: tuple[tuple[str, str], ...] = ()) -> MemoryEstimate:
     """Estimate the peak memory of ``setup`` on ``arch`` (and compare with ``gpu`` if given).
 
     Args:
         gpu: a :class:`lintlora.estimate.gpus.Gpu` or ``None``.
         gpu_memory_bytes: overrides the GPU's memory (``--gpu-memory``).
+        assumed_versions: ``((package, version), ...)`` the run uses (``--assume-version``, or
+            the pins :meth:`lintlora.context.Context.library_version` read), passed to
+            :func:`inputs_from_setup` (transformers 4.x's float32 load, bitsandbytes' saved input).
     """
-    inputs, notes = inputs_from_setup(setup, arch, gpu)
+    inputs, notes = inputs_from_setup(setup, arch, gpu, assumed_versions=assumed_versions)
     mem = gpu_memory_bytes or (gpu.memory_bytes if gpu is not None else None)
     return estimate_memory(inputs, arch, get_profile(inputs.framework), assumptions=notes,
                            gpu=getattr(gpu, "name", None), gpu_memory_bytes=mem)

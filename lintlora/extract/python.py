@@ -503,6 +503,11 @@ class _Extractor(SectionBuilders):
         if method == "resize_token_embeddings":
             f.calls.append((rec, "resize_token_embeddings", None))
             return
+        if method == "merge_and_unload":
+            # peft's PeftModel/LoraModel.merge_and_unload(): the adapters are folded into the
+            # base and removed (LL016: before train() on a quantized base nothing trains)
+            f.calls.append((rec, "merge_and_unload", None))
+            return
         if method == "add_adapter" and rec.node.args:
             # transformers' PeftAdapterMixin.add_adapter(adapter_config): adapters on the model
             f.calls.append((rec, "add_adapter", None))
@@ -546,6 +551,10 @@ class _Extractor(SectionBuilders):
             if method == "train":
                 if recv.data in _TRAINERS or recv.data in _MODEL_FLOW:
                     f.training_signals += 1
+                if recv.data in _TRAINERS:
+                    # trainer.train(): where training starts, in source order (LL016 compares
+                    # a merge_and_unload() with it)
+                    f.calls.append((rec, "trainer_train", None))
                 return
             if recv.data not in _MODEL_FLOW and recv.data != "peft.PeftModel.from_pretrained":
                 return
