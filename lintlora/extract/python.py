@@ -208,6 +208,7 @@ class _Found:
     evidence: list = field(default_factory=list)    # Evidence
     env_reads: list = field(default_factory=list)   # (node, key, how): rank/world-size reads
     training_signals: int = 0
+    train_orders: list = field(default_factory=list)  # statement order of each trainer.train()
     unsloth: bool = False
     canon: dict = field(default_factory=dict)       # id(record) -> canonical name
 
@@ -552,9 +553,9 @@ class _Extractor(SectionBuilders):
                 if recv.data in _TRAINERS or recv.data in _MODEL_FLOW:
                     f.training_signals += 1
                 if recv.data in _TRAINERS:
-                    # trainer.train(): where training starts, in source order (LL016 compares
-                    # a merge_and_unload() with it)
-                    f.calls.append((rec, "trainer_train", None))
+                    # trainer.train(): where training starts, in statement order (a
+                    # merge_and_unload() call records whether it comes before: LL016)
+                    f.train_orders.append(rec.order)
                 return
             if recv.data not in _MODEL_FLOW and recv.data != "peft.PeftModel.from_pretrained":
                 return
@@ -629,6 +630,12 @@ class _Extractor(SectionBuilders):
                     args["gradient_checkpointing_kwargs"] = self.setting(a[0], a[1], a[2])
             elif kind == "empty_cache":
                 pass
+            elif kind == "merge_and_unload":
+                # whether a trainer's .train() runs after it (statement order); unknown
+                # without a train() the file calls on a trainer it recognises
+                if found.train_orders:
+                    args["before_train"] = Setting.literal(
+                        any(o > rec.order for o in found.train_orders), self.span(rec.node))
             elif kind == "model_move":
                 raw, _c, _u = r.call_kwargs(rec.node, env, rec.order, ("device",))
                 if "device" in raw:

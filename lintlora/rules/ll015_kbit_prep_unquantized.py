@@ -46,8 +46,7 @@ class KbitPrepUnquantized(Rule):
     code = "LL015"
     name = "kbit-prep-unquantized"
     severity = Severity.WARNING
-    summary = ("prepare_model_for_kbit_training on an unquantized base: every weight up-cast to float32, "
-               "and no checkpointing turned on")
+    summary = "prepare_model_for_kbit_training on an unquantized base: weights up-cast to float32, no checkpointing"
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:

@@ -55,7 +55,7 @@ class QuantizedWithoutAdapter(Rule):
     code = "LL016"
     name = "quantized-without-adapter"
     severity = Severity.ERROR
-    summary = "A quantized base handed to a Trainer with no adapter (or merged before train()): the Trainer refuses it"
+    summary = "A quantized base given to a Trainer with no adapter (or merged before train()): refused at init"
     fix_changes_memory = False
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
@@ -84,13 +84,10 @@ class QuantizedWithoutAdapter(Rule):
                      "fine-tune every weight, load the model unquantized."),
             )
             return
-        trains = [c for c in setup.calls_of("trainer_train") if not c.synthetic]
-        if not trains:
-            return
-        start = min(c.order for c in trains)
         last_wrap = max(c.order for c in wraps)
         for merge in setup.calls_of("merge_and_unload"):
-            if merge.synthetic or not (last_wrap < merge.order < start):
+            before = merge.args.get("before_train")
+            if merge.synthetic or merge.order < last_wrap or before is None or not before.is_(True):
                 continue
             if merge.receiver and setup.model is not None and setup.model.variable \
                     and merge.receiver != setup.model.variable:
