@@ -79,6 +79,7 @@ class BaseLoadedInFp32(Rule):
     name = "base-loaded-in-fp32"
     severity = Severity.WARNING
     summary = "A frozen (adapter-trained) base loaded in float32 while training in 16 bits: twice the weight memory"
+    depends_on_settings = True  # the transformers version (--assume-version, [tool.lintlora] versions) decides a missing dtype
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training or setup.model is None or setup.framework not in _FRAMEWORKS:

@@ -87,6 +87,7 @@ class ComputeDtypeFp32(Rule):
     name = "compute-dtype-fp32"
     severity = Severity.WARNING
     summary = "4-bit BitsAndBytesConfig computing in float32 (its default) while the run trains in 16 bits"
+    depends_on_settings = False  # fires on the file alone; the GPU changes only the wording and the time figure
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training or facts.quant_bits(setup) != 4:

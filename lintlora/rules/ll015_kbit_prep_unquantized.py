@@ -47,6 +47,7 @@ class KbitPrepUnquantized(Rule):
     name = "kbit-prep-unquantized"
     severity = Severity.WARNING
     summary = "prepare_model_for_kbit_training on an unquantized base: weights up-cast to float32, no checkpointing"
+    depends_on_settings = True  # a model name --model supplies decides whether the base is quantized
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:

@@ -56,6 +56,7 @@ class QuantizedWithoutAdapter(Rule):
     name = "quantized-without-adapter"
     severity = Severity.ERROR
     summary = "A quantized base given to a Trainer with no adapter (or merged before train()): refused at init"
+    depends_on_settings = False  # fires on the file alone
     fix_changes_memory = False
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:

@@ -125,6 +125,7 @@ class Fp16OverflowModel(Rule):
     name = "fp16-overflow-model"
     severity = Severity.WARNING
     summary = "float16 training of a model family known to overflow float16 (Gemma-2/3/4, Qwen2/2.5/3, T5)"
+    depends_on_settings = True  # the GPU (silent with bfloat16) and the model's architecture decide
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:
