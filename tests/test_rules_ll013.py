@@ -103,3 +103,23 @@ def test_a_launch_default_dtype_is_info(tmp_path):
     found = run(setup_of(tmp_path, load))
     assert [f.severity for f in found] == [Severity.INFO]
     assert "at launch" in found[0].message
+
+
+def test_acceptance_a_project_pinning_transformers_4_reports_it(tmp_path):
+    """Issue 16's acceptance, through the real pipeline: the pin is read from the project's
+    requirements.txt (helper vers16's lintlora.extract.project_versions); skipped until that
+    reading is in the tree."""
+    import pytest
+    from rules_support import lint
+
+    pytest.importorskip("lintlora.extract.project_versions")
+    script = HEAD + NO_DTYPE + LORA + TRAIN
+    (tmp_path / "train.py").write_text(script, encoding="utf-8")
+    (tmp_path / "requirements.txt").write_text("peft==0.12.0\ntransformers==4.44.2\n", encoding="utf-8")
+    found = [f for f in lint(tmp_path / "train.py", Settings(gpu="a100-80gb", use_cache=False)).findings
+             if f.code == "LL013"]
+    assert len(found) == 1 and "requirements.txt:2" in found[0].message
+    assert found[0].estimate.breakdown["weights"] > 24 * 2**30
+    (tmp_path / "requirements.txt").write_text("peft==0.12.0\ntransformers==5.1.0\n", encoding="utf-8")
+    again = lint(tmp_path / "train.py", Settings(gpu="a100-80gb", use_cache=False))
+    assert "LL013" not in [f.code for f in again.findings]
