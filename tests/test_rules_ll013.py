@@ -123,3 +123,21 @@ def test_acceptance_a_project_pinning_transformers_4_reports_it(tmp_path):
     (tmp_path / "requirements.txt").write_text("peft==0.12.0\ntransformers==5.1.0\n", encoding="utf-8")
     again = lint(tmp_path / "train.py", Settings(gpu="a100-80gb", use_cache=False))
     assert "LL013" not in [f.code for f in again.findings]
+
+
+def test_a_16_bit_run_that_is_a_launch_default_is_info(tmp_path):
+    """TRL's bf16 default read through an argument parser (the run may ask for float32 at launch):
+    peft's psoft example loads float32 by default with SFTConfig's bf16 default."""
+    import argparse  # noqa: F401  (the script's)
+
+    script = ('import torch\nfrom peft import LoraConfig, get_peft_model\n'
+              'from transformers import AutoModelForCausalLM, HfArgumentParser\nfrom trl import SFTConfig, SFTTrainer\n'
+              'args = HfArgumentParser(SFTConfig).parse_args_into_dataclasses()[0]\n'
+              'model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype=torch.float32)\n'
+              'model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))\n'
+              'SFTTrainer(model=model, args=args).train()\n')
+    path = tmp_path / "train.py"
+    path.write_text(script, encoding="utf-8")
+    [s] = extract_python(str(path), script)
+    found = run(s)
+    assert [f.severity for f in found] == [Severity.INFO] and "at launch" in found[0].message

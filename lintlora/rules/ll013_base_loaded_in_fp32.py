@@ -121,6 +121,12 @@ class BaseLoadedInFp32(Rule):
         if hint:
             severity = Severity.INFO
             message += f" torch_dtype=float32 applies {hint}."
+        flag_hints = [facts.launch_hint(u.setting) for u in uses]
+        if all(flag_hints):
+            # the 16-bit run itself is a default chosen at launch (TRL's bf16 = not fp16 read
+            # through TrlParser): the launch may well ask for float32
+            severity = Severity.INFO
+            message += " " + " ".join(f"{u.what} applies {h}." for u, h in zip(uses, flag_hints))
         rests_on = (f"transformers {used.version} ({used.where})",) if not dtype.known else ()
         yield self.finding(
             context, setup, span, message,

@@ -131,8 +131,16 @@ class ComputeDtypeFp32(Rule):
                    "bitsandbytes does not warn when the value is passed (BN18: bitsandbytes-foundation/"
                    f"bitsandbytes PR #2077).{timing}")
         rests_on = (f"bnb_4bit_compute_dtype=float32 ({compute.source or 'library default'})",) if defaulted else ()
+        severity = self.severity
+        hints = [facts.launch_hint(u.setting) for u in uses] if uses else [facts.launch_hint(load)]
+        written_hint = None if defaulted else facts.launch_hint(compute)
+        if all(hints) or written_hint:
+            # the 16-bit run (or the float32 written) is a default chosen at launch
+            severity = Severity.INFO
+            message += " " + " ".join(f"It applies {h}." for h in dict.fromkeys(
+                h for h in (hints if all(hints) else []) + [written_hint] if h))
         yield self.finding(
             context, setup, span, message,
             fix=f"Pass bnb_4bit_compute_dtype=torch.{half} to BitsAndBytesConfig{other}.",
-            fixed_setup=fixed, rests_on=rests_on,
+            fixed_setup=fixed, rests_on=rests_on, severity=severity,
         )
