@@ -25,14 +25,19 @@ The 16-bit type proposed agrees with LL002/LL010: bfloat16 on a GPU with bfloat1
 
 Silent: 8-bit bases (``bnb_4bit_compute_dtype`` applies to 4-bit only), GPTQ/AWQ and other
 methods, runs computing in float32, unresolved values, inference scripts, and the stacks that set
-the compute dtype themselves: axolotl (``src/axolotl/loaders/model.py``
+the compute dtype themselves: axolotl (``src/axolotl/loaders/model.py`` @ 002a637c
 ``_set_quantization_config``: ``bnb_4bit_compute_dtype=cfg.torch_dtype``), LLaMA-Factory
-(``model/model_utils/quantization.py``: ``bnb_4bit_compute_dtype=model_args.compute_dtype``, the
-training precision), unsloth (``FastLanguageModel.from_pretrained`` builds
-``BitsAndBytesConfig(..., bnb_4bit_compute_dtype=dtype)``, unsloth ``models/llama.py``), TRL's
-``get_quantization_config`` (``bnb_4bit_compute_dtype=model_args.dtype``): their extractors
-record the derived value, which is 16-bit whenever the run is. A float32 written in such a config
-is still flagged.
+(``src/llamafactory/model/model_utils/quantization.py`` @ ff6d4d12e line 186:
+``bnb_4bit_compute_dtype=model_args.compute_dtype``, the training precision), unsloth
+(``FastLanguageModel.from_pretrained`` builds ``BitsAndBytesConfig(..., bnb_4bit_compute_dtype=
+dtype)``, unsloth ``models/llama.py`` @ 00060afeb383): their extractors record the derived value,
+which is 16-bit whenever the run is. A float32 written in such a config is still flagged.
+
+Not yet covered: TRL's ``get_quantization_config`` (``trl/trainer/utils.py`` @ f2cd57710) passes
+``bnb_4bit_compute_dtype=model_args.dtype``, whose ``ModelConfig`` default is ``"float32"``
+(``trl/trainer/model_config.py`` @ f2cd57710), so ``trl sft --load_in_4bit`` without ``--dtype``
+computes in float32 too; the TRL YAML dialect leaves the compute dtype unknown when ``dtype`` is
+not written, and the rule stays silent there.
 """
 
 from __future__ import annotations
