@@ -50,8 +50,10 @@ SOURCE = ("transformers PR #34919 (from_pretrained dtype='auto' by default, rele
 
 
 def weights_phrase(context: "Context", setup: TrainingSetup, fixed: TrainingSetup) -> str:
-    """``" Estimated weights: 25.1 GiB as written, 12.6 GiB with the fix."``, or ``""`` without
-    an estimate (unknown model): the ``weights`` terms of the two estimates."""
+    """``" Estimated weights: 37.4 GiB as written (...), 12.6 GiB with the fix."``, or ``""``
+    without an estimate (unknown model): the ``weights`` terms of the two estimates (the
+    estimator counts the 16-bit copies torch autocast casts of float32 weights and keeps for
+    backward there: ``lintlora/estimate/memory.py``)."""
     before = context.estimate(setup)
     after = context.estimate(fixed)
     if before is None or after is None:
@@ -60,7 +62,8 @@ def weights_phrase(context: "Context", setup: TrainingSetup, fixed: TrainingSetu
     wa = dict(getattr(after, "breakdown", {}) or {}).get("weights")
     if not wb or not wa or wb == wa:
         return ""
-    return f" Estimated weights: {gib(wb)} as written, {gib(wa)} with the fix."
+    return (f" Estimated weights: {gib(wb)} as written (float32, and the 16-bit copies autocast keeps of float32 "
+            f"weights for backward), {gib(wa)} with the fix.")
 
 
 def _cast_to_half(setup: TrainingSetup) -> bool:
