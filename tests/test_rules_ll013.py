@@ -128,8 +128,6 @@ def test_acceptance_a_project_pinning_transformers_4_reports_it(tmp_path):
 def test_a_16_bit_run_that_is_a_launch_default_is_info(tmp_path):
     """TRL's bf16 default read through an argument parser (the run may ask for float32 at launch):
     peft's psoft example loads float32 by default with SFTConfig's bf16 default."""
-    import argparse  # noqa: F401  (the script's)
-
     script = ('import torch\nfrom peft import LoraConfig, get_peft_model\n'
               'from transformers import AutoModelForCausalLM, HfArgumentParser\nfrom trl import SFTConfig, SFTTrainer\n'
               'args = HfArgumentParser(SFTConfig).parse_args_into_dataclasses()[0]\n'

@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
 from lintlora.findings import Finding, Severity
-from lintlora.rules._text import gib
+from lintlora.rules._text import weights_phrase
 from lintlora.rules.base import Rule
 from lintlora.training_setup import Origin, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
 
-__all__ = ["BaseLoadedInFp32", "weights_phrase"]
+__all__ = ["BaseLoadedInFp32"]
 
 _FRAMEWORKS = frozenset({"transformers", "trl", "torch"})
 """Stacks whose model load is the script's own ``from_pretrained`` call (unsloth passes its own
@@ -48,22 +48,6 @@ _FRAMEWORKS = frozenset({"transformers", "trl", "torch"})
 SOURCE = ("transformers PR #34919 (from_pretrained dtype='auto' by default, released with v5); "
           "4.x modeling_utils.py loads torch.get_default_dtype() (float32) without torch_dtype")
 
-
-def weights_phrase(context: "Context", setup: TrainingSetup, fixed: TrainingSetup) -> str:
-    """``" Estimated weights: 37.4 GiB as written (...), 12.6 GiB with the fix."``, or ``""``
-    without an estimate (unknown model): the ``weights`` terms of the two estimates (the
-    estimator counts the 16-bit copies torch autocast casts of float32 weights and keeps for
-    backward there: ``lintlora/estimate/memory.py``)."""
-    before = context.estimate(setup)
-    after = context.estimate(fixed)
-    if before is None or after is None:
-        return ""
-    wb = dict(getattr(before, "breakdown", {}) or {}).get("weights")
-    wa = dict(getattr(after, "breakdown", {}) or {}).get("weights")
-    if not wb or not wa or wb == wa:
-        return ""
-    return (f" Estimated weights: {gib(wb)} as written (float32, and the 16-bit copies autocast keeps of float32 "
-            f"weights for backward), {gib(wa)} with the fix.")
 
 
 def _cast_to_half(setup: TrainingSetup) -> bool:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Iterable
 from lintlora import facts
 from lintlora.findings import Finding, Severity
 from lintlora.rules.base import Rule
-from lintlora.rules.ll013_base_loaded_in_fp32 import weights_phrase
+from lintlora.rules._text import weights_phrase
 from lintlora.training_setup import TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
