@@ -77,7 +77,7 @@ class QuantizedWithoutAdapter(Rule):
                 return  # an adapter config lintlora cannot follow to the model: unsure
             yield self.finding(
                 context, setup, trainer.span or where,
-                f"The base is loaded in {width} and handed to {trainer.value.rsplit('.', 1)[-1]} with no adapter on "
+                f"The base is loaded in {width} and handed to {str(trainer.value).rsplit('.', 1)[-1][:80]} with no adapter on "
                 f"it (no get_peft_model, peft_config= or add_adapter): {_REFUSAL}; quantized weights cannot be "
                 "trained directly (BN36: BAAI-DCAI/Bunny#112).",
                 fix=("Attach adapters before training: model = get_peft_model(model, LoraConfig(...)) (after "

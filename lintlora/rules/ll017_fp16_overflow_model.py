@@ -148,7 +148,8 @@ class Fp16OverflowModel(Rule):
             if u.span is None or all(u.span != w.span for w in written):
                 written.append(u)
         what = join_words([u.what for u in written])
-        name = setup.get("model.name_or_path").value
+        raw = setup.get("model.name_or_path").value
+        name = raw[:200] if isinstance(raw, str) and raw.strip() else "the model"
         fixed = _fp32_setup(setup, uses)
         figures = context.figures(setup, fixed)
         cost = ""
