@@ -12,6 +12,7 @@ the launch does not pass another value. A finding resting on one says how it is 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from lintlora.training_setup import CallSite, Origin, Setting, Span, TrainingSetup
@@ -22,7 +23,8 @@ __all__ = [
     "dataloader_workers", "LAUNCH_ORIGINS", "set_at_launch", "launch_hint", "added_tokens",
     "has_hf_model", "deciding_call", "peft_wraps", "unsure_peft_wrap", "kbit_prep_checkpoints",
     "kbit_prep_without_checkpointing", "checkpointing_reset", "KBIT_PREP_SOURCE",
-    "prequantized_name", "half_precision_uses", "half_dtype",
+    "prequantized_name", "half_precision_uses", "half_dtype", "OverflowFamily", "OVERFLOW_FAMILIES",
+    "overflow_family",
 ]
 
 # ---- values the user sets at launch ----------------------------------------------------------
@@ -576,3 +578,62 @@ def half_dtype(use: Use) -> str:
         return "float16"
     dtype = use.call.args.get("dtype") if use.call is not None else None
     return "bfloat16" if dtype is not None and dtype.is_("bfloat16") else "float16"
+
+
+# ---- model families that overflow float16 (LL017, LL013) ------------------------------------
+
+@dataclass(frozen=True)
+class OverflowFamily:
+    """A model family known to overflow float16.
+
+    Attributes:
+        label: for messages (``"Qwen2/2.5/3"``).
+        model_types: HF ``model_type`` values of its configs.
+        name: a pattern on the hub id (case-insensitive).
+        sources: the public reports (``owner/repo#N``), the bug-reports entry first.
+    """
+
+    label: str
+    model_types: frozenset
+    name: re.Pattern
+    sources: str
+
+
+OVERFLOW_FAMILIES: tuple[OverflowFamily, ...] = (
+    OverflowFamily("Gemma-2/3/4", frozenset({"gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma4", "gemma4_text"}),
+           re.compile(r"(?i)(?:^|[/_-])(?:code)?gemma-?(?:2|3|4)(?:n)?(?:$|[-_.])"),
+           "BN29/BN30: hiyouga/LlamaFactory#7755 (Gemma-3 LoRA, fp16 on V100S: loss 0), unslothai/unsloth "
+           "PR #5092 (Gemma-4 fp16: gate/up saturate at 65,504, down_proj gives +inf; unsloth routes Gemma-3/3n "
+           "to float32)"),
+    OverflowFamily("Qwen2/2.5/3", frozenset({"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_vl", "qwen2_5_vl"}),
+           re.compile(r"(?i)(?:^|[/_-])qwen(?:2|2\.5|3)(?:$|[-_.])"),
+           "BN27/BN28: QwenLM/Qwen3#670 and #868 (Qwen2-7B in fp16: NaN logits, loss 0; the maintainer: trained "
+           "in bf16, use bf16 or fp32), lzhxmu/CPPO#3 (Qwen2.5-7B GRPO in fp16 on V100: grad_norm NaN)"),
+    OverflowFamily("T5/mT5/Flan-T5", frozenset({"t5", "mt5", "umt5", "longt5"}),
+           re.compile(r"(?i)(?:^|[/_-])(?:flan-|m|um|by|long-?)?t5(?:$|[-_.])"),
+           "huggingface/transformers#14189 (T5-v1.1 loss NaN with fp16), #10956 (T5/mT5 inf under amp: a "
+           "bfloat16-trained model does not fit float16), #5651 (T5DenseReluDense overflow: 66,246 > 65,504), "
+           "google-research/text-to-text-transfer-transformer#539 (\"All of our experiments use bfloat16 "
+           "activations\")"),
+)
+"""The families, with their sources (bug-reports-2 BN27-BN30; the T5 threads from the issues
+corpus). A family is added only with a public report of float16 training or inference turning
+into inf/NaN on its released checkpoints."""
+
+
+def overflow_family(setup: TrainingSetup, model_type: str | None = None) -> OverflowFamily | None:
+    """The :data:`OVERFLOW_FAMILIES` entry of the setup's model, by ``model_type`` (when the architecture
+    is known) or by the hub id; ``None`` for another or an unresolved model."""
+    if model_type:
+        for fam in OVERFLOW_FAMILIES:
+            if model_type in fam.model_types:
+                return fam
+        return None
+    name = setup.get("model.name_or_path")
+    if not name.known or not isinstance(name.value, str):
+        return None
+    text = name.value[:300]
+    for fam in OVERFLOW_FAMILIES:
+        if fam.name.search(text):
+            return fam
+    return None

@@ -139,3 +139,10 @@ def test_a_16_bit_run_that_is_a_launch_default_is_info(tmp_path):
     [s] = extract_python(str(path), script)
     found = run(s)
     assert [f.severity for f in found] == [Severity.INFO] and "at launch" in found[0].message
+
+
+def test_an_fp16_run_of_a_family_that_overflows_is_not_told_to_load_float16(tmp_path):
+    load = 'model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B")\n'
+    train = TRAIN.replace("bf16=True", "fp16=True")
+    [f] = run(setup_of(tmp_path, load, train=train, pin="4.44.2"), "t4")
+    assert "torch_dtype=torch.float16" not in f.fix and "LL017" in f.fix and "fp16=False" in f.fix

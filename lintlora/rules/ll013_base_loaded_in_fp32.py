@@ -115,9 +115,15 @@ class BaseLoadedInFp32(Rule):
             severity = Severity.INFO
             message += " " + " ".join(f"{u.what} applies {h}." for u, h in zip(uses, flag_hints))
         rests_on = (f"transformers {used.version} ({used.where})",) if not dtype.known else ()
-        yield self.finding(
-            context, setup, span, message,
-            fix=(f"Pass torch_dtype=torch.{half} to from_pretrained (dtype= on transformers 5), or "
-                 "torch_dtype=\"auto\" to load the checkpoint's own dtype; the adapters are kept in float32 by peft."),
-            fixed_setup=fixed, severity=severity, rests_on=rests_on,
-        )
+        fix = (f"Pass torch_dtype=torch.{half} to from_pretrained (dtype= on transformers 5), or "
+               "torch_dtype=\"auto\" to load the checkpoint's own dtype; the adapters are kept in float32 by peft.")
+        arch = context.architecture(setup)
+        family = facts.overflow_family(setup, getattr(arch, "model_type", None) if arch is not None else None) \
+            or facts.overflow_family(setup)
+        if half == "float16" and family is not None:
+            # LL017's case: this family overflows float16, and LL017 proposes bfloat16 or float32
+            fix = (f"{family.label} overflows float16 (LL017): on a GPU with bfloat16 train with bf16=True and "
+                   "torch_dtype=torch.bfloat16; on one without, keep the float32 weights and train in float32 "
+                   "(fp16=False).")
+        yield self.finding(context, setup, span, message, fix=fix, fixed_setup=fixed, severity=severity,
+                           rests_on=rests_on)

@@ -18,14 +18,14 @@ How it shares the ground with LL002 (float16 on a GPU with bfloat16) and LL010:
   note says too; float32 elsewhere), with the float32 estimate.
 
 The family is read from the model's ``model_type`` (the architecture lintlora resolves) or its
-hub id. Silent: other families, unresolved model names, inference scripts, bfloat16/float32 runs.
+hub id (:func:`lintlora.facts.overflow_family`; LL013 reads it too, so as not to propose a
+float16 load where this rule proposes float32). Silent: other families, unresolved model names, inference scripts, bfloat16/float32 runs.
 A float16 use that is a default chosen at launch makes the finding info.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
@@ -39,62 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Fp16OverflowModel", "FAMILIES", "overflow_family", "Family"]
 
-
-@dataclasses.dataclass(frozen=True)
-class Family:
-    """A model family known to overflow float16.
-
-    Attributes:
-        label: for messages (``"Qwen2/2.5/3"``).
-        model_types: HF ``model_type`` values of its configs.
-        name: a pattern on the hub id (case-insensitive).
-        sources: the public reports (``owner/repo#N``), the bug-reports entry first.
-    """
-
-    label: str
-    model_types: frozenset
-    name: re.Pattern
-    sources: str
-
-
-FAMILIES: tuple[Family, ...] = (
-    Family("Gemma-2/3/4", frozenset({"gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma4", "gemma4_text"}),
-           re.compile(r"(?i)(?:^|[/_-])(?:code)?gemma-?(?:2|3|4)(?:n)?(?:$|[-_.])"),
-           "BN29/BN30: hiyouga/LlamaFactory#7755 (Gemma-3 LoRA, fp16 on V100S: loss 0), unslothai/unsloth "
-           "PR #5092 (Gemma-4 fp16: gate/up saturate at 65,504, down_proj gives +inf; unsloth routes Gemma-3/3n "
-           "to float32)"),
-    Family("Qwen2/2.5/3", frozenset({"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_vl", "qwen2_5_vl"}),
-           re.compile(r"(?i)(?:^|[/_-])qwen(?:2|2\.5|3)(?:$|[-_.])"),
-           "BN27/BN28: QwenLM/Qwen3#670 and #868 (Qwen2-7B in fp16: NaN logits, loss 0; the maintainer: trained "
-           "in bf16, use bf16 or fp32), lzhxmu/CPPO#3 (Qwen2.5-7B GRPO in fp16 on V100: grad_norm NaN)"),
-    Family("T5/mT5/Flan-T5", frozenset({"t5", "mt5", "umt5", "longt5"}),
-           re.compile(r"(?i)(?:^|[/_-])(?:flan-|m|um|by|long-?)?t5(?:$|[-_.])"),
-           "huggingface/transformers#14189 (T5-v1.1 loss NaN with fp16), #10956 (T5/mT5 inf under amp: a "
-           "bfloat16-trained model does not fit float16), #5651 (T5DenseReluDense overflow: 66,246 > 65,504), "
-           "google-research/text-to-text-transfer-transformer#539 (\"All of our experiments use bfloat16 "
-           "activations\")"),
-)
-"""The families, with their sources (bug-reports-2 BN27-BN30; the T5 threads from the issues
-corpus). A family is added only with a public report of float16 training or inference turning
-into inf/NaN on its released checkpoints."""
-
-
-def overflow_family(setup: TrainingSetup, model_type: str | None = None) -> Family | None:
-    """The :data:`FAMILIES` entry of the setup's model, by ``model_type`` (when the architecture
-    is known) or by the hub id; ``None`` for another or an unresolved model."""
-    if model_type:
-        for fam in FAMILIES:
-            if model_type in fam.model_types:
-                return fam
-        return None
-    name = setup.get("model.name_or_path")
-    if not name.known or not isinstance(name.value, str):
-        return None
-    text = name.value[:300]
-    for fam in FAMILIES:
-        if fam.name.search(text):
-            return fam
-    return None
+FAMILIES, Family, overflow_family = facts.OVERFLOW_FAMILIES, facts.OverflowFamily, facts.overflow_family
 
 
 def _fp32_setup(setup: TrainingSetup, uses: list[facts.Use]) -> TrainingSetup:
