@@ -255,6 +255,7 @@ _TORCHTUNE_BUILDERS = {
     "meta-llama/Meta-Llama-3-8B": ("llama3", "llama3_8b"),
     "meta-llama/Llama-3.1-8B": ("llama3_1", "llama3_1_8b"),
     "meta-llama/Llama-3.1-8B-Instruct": ("llama3_1", "llama3_1_8b"),
+    "meta-llama/Llama-3.1-70B": ("llama3_1", "llama3_1_70b"),
     "meta-llama/Llama-3.2-3B": ("llama3_2", "llama3_2_3b"),
     "meta-llama/Llama-3.2-3B-Instruct": ("llama3_2", "llama3_2_3b"),
     "meta-llama/Llama-3.2-1B-Instruct": ("llama3_2", "llama3_2_1b"),

@@ -58,6 +58,11 @@ _RESULT_FIELDS = frozenset({"path", "kind", "linted", "findings", "errors", "not
                             "cell_lines"})
 _FINDING_FIELDS = frozenset({"code", "name", "severity", "span", "message", "fix", "estimate",
                              "rests_on"})
+_FINDING_RELATED_FIELDS = _FINDING_FIELDS | {"related"}
+"""A finding with :attr:`~lintlora.findings.Finding.related` locations carries them under
+``"related"`` (left out when there are none, so entries written before stay valid)."""
+_MAX_RELATED = 64
+"""Related locations kept per finding in an entry (more is not a finding lintlora writes)."""
 _ESTIMATE_FIELDS = frozenset({"peak_bytes", "peak_after_fix_bytes", "gpu", "gpu_memory_bytes",
                               "gpu_memory_nominal", "breakdown", "model", "note"})
 
@@ -82,6 +87,8 @@ def _finding_json(finding: Any) -> dict:
             "model": estimate.model, "note": estimate.note,
         },
         "rests_on": list(finding.rests_on),
+        **({"related": [[_span_json(r.span), r.message] for r in finding.related]}
+           if getattr(finding, "related", ()) else {}),
     }
 
 
@@ -219,10 +226,31 @@ class _Reader:
             breakdown=breakdown, model=self.opt_text(data["model"]),
             note=self.opt_text(data["note"]))
 
+    def related(self, data: Any) -> tuple:
+        """Related locations: ``[[span], message]`` each; a span may name another file of the
+        run (the launch script, a config), so its path is only checked to be text."""
+        from lintlora.findings import RelatedLocation
+        from lintlora.training_setup import Span
+
+        entries = self.items(data)
+        if len(entries) > _MAX_RELATED:
+            raise _Invalid("too many related locations")
+        out = []
+        for entry in entries:
+            span, message = self.items(entry, 2)
+            path, line, column, end_line, end_column, cell = self.items(span, 6)
+            out.append(RelatedLocation(Span(self.text(path), self.position(line), self.position(column),
+                                            self.opt_position(end_line), self.opt_position(end_column),
+                                            self.opt_position(cell)), self.text(message)))
+        return tuple(out)
+
     def finding(self, data: Any) -> Any:
         from lintlora.findings import Finding, Severity
 
-        self.fields(data, _FINDING_FIELDS)
+        if type(data) is dict and "related" in data:
+            self.fields(data, _FINDING_RELATED_FIELDS)
+        else:
+            self.fields(data, _FINDING_FIELDS)
         severity = data["severity"]
         if severity not in ("info", "warning", "error"):
             raise _Invalid("a severity")
@@ -231,7 +259,8 @@ class _Reader:
             severity=Severity(severity), span=self.span(data["span"]),
             message=self.text(data["message"]), fix=self.opt_text(data["fix"]),
             estimate=self.estimate(data["estimate"]),
-            rests_on=tuple(self.text(x) for x in self.items(data["rests_on"])))
+            rests_on=tuple(self.text(x) for x in self.items(data["rests_on"])),
+            related=self.related(data["related"]) if "related" in data else ())
 
     def error(self, data: Any, codes: frozenset) -> Any:
         from lintlora.findings import FileError

@@ -42,16 +42,18 @@ def _folder_of(path: str | None, model_id: str | None, model_config: str | None)
     return os.path.dirname(os.path.abspath(path))
 
 
-def model_named_in_file(name: Setting) -> bool:
+def model_named_in_file(name: Setting, setup: TrainingSetup | None = None) -> bool:
     """Whether the model ``name`` (a setup's ``model.name_or_path``) is named by the linted
     file itself: a non-empty string written in the code (a literal, a variable) or read from a
     config file, which ``--model`` and ``--model-config`` leave alone. ``False`` when it is
     unresolved, not a string, empty, a default chosen at launch (:func:`lintlora.facts.
     set_at_launch`: argparse, dataclass, function and environment defaults), or already an
-    override (``--model``, the configured default)."""
+    override (``--model``, the configured default). Given the ``setup`` of a known run
+    (``setup.run``), a model the launch passes (``Origin.LAUNCH``) or a default it does not
+    override is the run's model, named (:func:`lintlora.facts.set_at_launch`)."""
     from lintlora.facts import set_at_launch
 
-    if not name.known or name.origin is Origin.CLI_OVERRIDE or set_at_launch(name):
+    if not name.known or name.origin is Origin.CLI_OVERRIDE or set_at_launch(name, setup):
         return False
     return isinstance(name.value, str) and bool(name.value.strip())
 
@@ -210,7 +212,7 @@ class Context:
         """
         s = self.settings
         current = setup.get("model.name_or_path")
-        named = model_named_in_file(current)
+        named = model_named_in_file(current, setup)
         if named and (s.model or s.model_config or s.default_model) \
                 and self._named_model_unknown(setup):
             instead = f"{_IN_PLACE_OF}{current.value}"

@@ -8,6 +8,15 @@ the options ``HfArgumentParser``/``TrlParser`` make of ``TrainingArguments`` fie
 dataclass field, a function parameter or an environment variable is what the run uses only if
 the launch does not pass another value. A finding resting on one says how it is set
 (:func:`launch_hint`) and is reported at info.
+
+When the run is known (``setup.run``, issue 15), the launch decides: a value it passes has
+origin ``LAUNCH`` and is the run's value, not "set at launch"; an argparse/dataclass/function
+default it does not override is the run's value too (:func:`run_decides`), worded
+``"run.sh:3 does not pass --X"`` (:func:`unpassed_hint`); :func:`set_at_launch` and
+:func:`launch_hint` take the setup for that. The run's own facts: :func:`run_processes`,
+:func:`launch_evidence` (data-parallel evidence of kind ``"launch"``), :func:`sharded_run`,
+:func:`run_fp16_uses`, and :func:`launch_related` / :func:`setting_related`, the
+:class:`~lintlora.findings.RelatedLocation` every finding resting on the launch carries.
 """
 
 from __future__ import annotations
@@ -15,7 +24,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lintlora.training_setup import CallSite, Origin, Setting, Span, TrainingSetup
+import os
+
+from lintlora.findings import RelatedLocation
+from lintlora.training_setup import CallSite, Evidence, Origin, Setting, Span, TrainingSetup
 
 __all__ = [
     "Fact", "checkpointing", "is_quantized", "quant_bits", "DATA_PARALLEL_KINDS",
@@ -25,6 +37,8 @@ __all__ = [
     "kbit_prep_without_checkpointing", "checkpointing_reset", "KBIT_PREP_SOURCE",
     "prequantized_name", "half_precision_uses", "half_dtype", "OverflowFamily", "OVERFLOW_FAMILIES",
     "overflow_family",
+    "RUN_DECIDED_ORIGINS", "run_decides", "unpassed_hint", "run_processes", "launch_evidence",
+    "launch_related", "setting_related", "sharded_run", "where", "run_fp16_uses", "Sharding",
 ]
 
 # ---- values the user sets at launch ----------------------------------------------------------
@@ -37,21 +51,76 @@ options (``HfArgumentParser``/``TrlParser`` fields included, see
 points and helpers) and environment variables."""
 
 
-def set_at_launch(setting: Setting | None) -> bool:
+RUN_DECIDED_ORIGINS = frozenset({Origin.ARGPARSE_DEFAULT, Origin.DATACLASS_DEFAULT,
+                                  Origin.FUNCTION_DEFAULT})
+"""Launch-time defaults that the run's launch decides when it is known (``setup.run``): the
+launch command binds every option it passes (``Origin.LAUNCH``, issue 15 item 2), so an
+option still at its argparse / dataclass / function default is one the command does not
+pass, and the default is the run's value. Environment defaults are not among them: the
+environment of a run is more than its launch line (a shell profile, a scheduler)."""
+
+
+def run_decides(setting: Setting | None, setup: TrainingSetup | None) -> bool:
+    """Whether ``setting`` is a launch-time default that the known launch of ``setup`` leaves
+    as it is (:data:`RUN_DECIDED_ORIGINS`, ``setup.run`` set): the value is definite."""
+    return (setup is not None and setup.run is not None and setting is not None and setting.known
+            and setting.origin in RUN_DECIDED_ORIGINS)
+
+
+def set_at_launch(setting: Setting | None, setup: TrainingSetup | None = None) -> bool:
     """Whether ``setting`` is a default the user may replace at launch (:data:`LAUNCH_ORIGINS`).
 
     The policy every rule follows: a finding that rests on such a value says so
     (:func:`launch_hint`) and is reported at ``info``, since the run the user launches may
-    well pass another value.
+    well pass another value. A value the launch passed (``Origin.LAUNCH``) is never one: it
+    is the run's value. Given ``setup`` whose launch is known (``setup.run``), a default the
+    launch does not override is not one either (:func:`run_decides`); :func:`unpassed_hint`
+    then words it.
     """
-    return setting is not None and setting.known and setting.origin in LAUNCH_ORIGINS
+    if setting is None or not setting.known or setting.origin not in LAUNCH_ORIGINS:
+        return False
+    return not run_decides(setting, setup)
 
 
-def launch_hint(setting: Setting | None) -> str | None:
+def _option_words(setting: Setting) -> str:
+    """The option that sets a launch-time default, as the user types it: ``--gc``,
+    ``--gradient_checkpointing`` (a dataclass field), ``$VAR``; ``"the option"`` when the
+    source does not name one."""
+    source = (setting.source or "").strip()
+    first = source.split()[0].rstrip(":;,") if source else ""
+    if setting.origin is Origin.ARGPARSE_DEFAULT and first.startswith("-"):
+        return first
+    if setting.origin is Origin.ENV_DEFAULT and first.startswith("$"):
+        return first
+    if setting.origin is Origin.DATACLASS_DEFAULT:
+        field_name = source.rsplit(".", 1)[-1] if source else ""
+        if field_name.isidentifier():
+            return f"--{field_name}"
+    return "the option"
+
+
+def where(span: Span | None) -> str:
+    """``"run.sh:5"``: a span's file name and line, for messages (``""`` for none)."""
+    if span is None:
+        return ""
+    return f"{os.path.basename(span.path)}:{span.line}"
+
+
+def unpassed_hint(setting: Setting | None, setup: TrainingSetup | None) -> str | None:
+    """For a default the known launch leaves as it is (:func:`run_decides`), the clause
+    ``"run.sh:3 does not pass --gradient_checkpointing"``; ``None`` otherwise."""
+    if not run_decides(setting, setup):
+        return None
+    assert setting is not None and setup is not None and setup.run is not None
+    return f"{setup.run.where} does not pass {_option_words(setting)}"
+
+
+def launch_hint(setting: Setting | None, setup: TrainingSetup | None = None) -> str | None:
     """How the user overrides a launch-time default, as a clause for messages:
     ``"unless --gradient_checkpointing is passed at launch"``, ``"unless $LOCAL_RANK is set"``;
-    ``None`` when ``setting`` is not one (:func:`set_at_launch`)."""
-    if not set_at_launch(setting):
+    ``None`` when ``setting`` is not one (:func:`set_at_launch`, with ``setup``: a launch
+    value, or a default the known launch leaves, is none; see :func:`unpassed_hint`)."""
+    if not set_at_launch(setting, setup):
         return None
     assert setting is not None
     source = (setting.source or "").strip()
@@ -89,6 +158,10 @@ class Fact:
         condition: when the answer holds on one branch of the script only, that branch in
             words (``"set to False at line 16 under `if model_args.use_peft:`"``); ``None``
             otherwise.
+        at_run: when the answer rests on a launch-time default that the run's known launch
+            does not override (:func:`unpassed_hint`), how that reads:
+            ``"run.sh:3 does not pass --gradient_checkpointing"``; the answer is then
+            definite (``at_launch`` is ``None``).
     """
 
     value: bool | None
@@ -97,6 +170,7 @@ class Fact:
     from_default: bool = False
     at_launch: str | None = None
     condition: str | None = None
+    at_run: str | None = None
 
 
 def deciding_call(setup: TrainingSetup, fact: Fact) -> CallSite | None:
@@ -249,6 +323,37 @@ def _fsdp_checkpointing(setup: TrainingSetup) -> Fact | None:
     return None
 
 
+LITGPT_FSDP_CHECKPOINTING = ("litgpt litgpt/finetune/lora.py: with devices > 1 the recipe's "
+                             "ModelParallelStrategy/FSDPStrategy wraps every Block with activation "
+                             "checkpointing")
+"""Why a litgpt run on several devices checkpoints (the estimator's litgpt sharding says the
+same: :mod:`lintlora.estimate.sharding_setup`)."""
+
+
+def _run_fsdp_checkpointing(setup: TrainingSetup) -> Fact | None:
+    """FSDP activation checkpointing that the run's distribution turns on
+    (``setup.distributed``): an accelerate config's ``fsdp_activation_checkpointing: true``
+    (accelerate's ``FullyShardedDataParallelPlugin(activation_checkpointing=True)``, which
+    ``Accelerator.prepare`` applies to every wrapped layer; transformers' Trainer refuses it
+    together with ``gradient_checkpointing``, as :func:`_fsdp_checkpointing` cites), or litgpt on several devices
+    (:data:`LITGPT_FSDP_CHECKPOINTING`). ``None`` when the run says nothing of it, or is one
+    process."""
+    dist = setup.distributed
+    if dist is None:
+        return None
+    processes = run_processes(setup)
+    if processes is not None and processes.value == 1:
+        return None
+    ac = dist.fsdp_activation_checkpointing
+    if ac.is_(True) and not dist.backend.is_("ddp") and not dist.backend.is_("single"):
+        where_set = ac.source or "fsdp_activation_checkpointing: true"
+        return Fact(True, ac.span or ac.key_span, f"FSDP activation checkpointing ({where_set})")
+    if setup.framework == "litgpt" and dist.backend.is_("fsdp") and processes is not None and processes.value > 1 \
+            and not ac.is_(False):
+        return Fact(True, dist.backend.span, f"litgpt FSDP on {processes.value} devices ({LITGPT_FSDP_CHECKPOINTING})")
+    return None
+
+
 def has_hf_model(setup: TrainingSetup) -> bool:
     """Whether the setup trains a model that has transformers' checkpointing switch
     (``gradient_checkpointing_enable``): a ``from_pretrained`` model of transformers, peft or
@@ -318,19 +423,25 @@ def checkpointing(setup: TrainingSetup) -> Fact:
     fsdp = _fsdp_checkpointing(setup)
     if fsdp is not None:
         return fsdp
+    run_fsdp = _run_fsdp_checkpointing(setup)
+    if run_fsdp is not None:
+        return run_fsdp
     if unknown_call is not None:
         return Fact(None, unknown_call.span, "an unresolved checkpointing argument")
     if decided and not state:
-        return Fact(False, span, reason, from_default=set_at_launch(decider),
-                    at_launch=launch_hint(decider))
+        return Fact(False, span, reason, from_default=set_at_launch(decider, setup) or run_decides(decider, setup),
+                    at_launch=launch_hint(decider, setup), at_run=unpassed_hint(decider, setup))
     if trainer_gc.known:
         if trainer_gc.origin is Origin.LIBRARY_DEFAULT:
             return Fact(False, trainer_gc.key_span,
                         f"the default gradient_checkpointing=False ({trainer_gc.source})",
                         from_default=True)
+        if trainer_gc.origin is Origin.LAUNCH:
+            return Fact(False, trainer_gc.span or trainer_gc.key_span,
+                        f"the launch passes {trainer_gc.source or 'gradient_checkpointing False'}")
         return Fact(False, trainer_gc.span or trainer_gc.key_span,
                     "gradient_checkpointing=False", from_default=trainer_gc.origin.is_default,
-                    at_launch=launch_hint(trainer_gc))
+                    at_launch=launch_hint(trainer_gc, setup), at_run=unpassed_hint(trainer_gc, setup))
     if setup.training is None and setup.framework in ("torch", "transformers", "trl", "unsloth"):
         if not has_hf_model(setup):
             return Fact(None, None, "no transformers or peft model: nothing to switch checkpointing on")
@@ -369,9 +480,10 @@ def is_quantized(setup: TrainingSetup) -> bool | None:
 # ---- facts added for the rules (LL001-LL007) -------------------------------------------------
 
 DATA_PARALLEL_KINDS = frozenset(
-    {"accelerator", "env-rank", "deepspeed", "fsdp", "torchrun", "multi-gpu"}
+    {"accelerator", "env-rank", "deepspeed", "fsdp", "torchrun", "multi-gpu", "launch"}
 )
-"""Evidence kinds (see :class:`lintlora.training_setup.Evidence`) meaning the script runs one
+"""Evidence kinds (see :class:`lintlora.training_setup.Evidence`; ``"launch"``: the run's own
+launch, :func:`launch_evidence`) meaning the script runs one
 process per GPU, each holding its own replica or shard of the model."""
 
 WEAK_PARALLEL_KINDS = frozenset({"ddp-argument", "env-read"})
@@ -382,14 +494,173 @@ rank read to decide who logs)."""
 
 
 def data_parallel(setup: TrainingSetup) -> tuple:
-    """The launch evidence that the setup trains data-parallel (or sharded), in source order:
-    the strong kinds only (:data:`DATA_PARALLEL_KINDS`).
+    """The launch evidence that the setup trains data-parallel (or sharded): the run's own
+    launch first when it starts several processes (:func:`launch_evidence`, kind
+    ``"launch"``), then the file's strong kinds (:data:`DATA_PARALLEL_KINDS`) in source order.
 
-    Empty when nothing in the file says so; that is not proof of a single process (a launcher
-    outside the file can still start several), so rules that need this evidence stay silent
-    without it, and so they do with weak evidence alone (:func:`weak_parallel`).
+    Empty when the known run is one process (:func:`run_processes` is 1: the launcher starts
+    one, whatever the file prepares for), and when nothing says so; the latter is not proof
+    of a single process (a launcher outside the file can still start several), so rules that
+    need this evidence stay silent without it, and so they do with weak evidence alone
+    (:func:`weak_parallel`).
     """
-    return tuple(e for e in setup.launch if e.kind in DATA_PARALLEL_KINDS)
+    launched = launch_evidence(setup)
+    processes = run_processes(setup)
+    if launched is None and processes is not None and processes.value == 1:
+        return ()
+    in_file = tuple(e for e in setup.launch if e.kind in DATA_PARALLEL_KINDS)
+    return ((launched,) if launched is not None else ()) + in_file
+
+
+# ---- the run (issue 15): the launch and its distribution -------------------------------------
+
+MAX_PROCESSES = 1 << 20
+"""Process counts above this are not believed (a value no launcher states)."""
+
+
+def _count(setting: Setting | None) -> Setting | None:
+    if setting is None or not setting.known:
+        return None
+    v = setting.value
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_PROCESSES:
+        return None
+    return setting
+
+
+def run_processes(setup: TrainingSetup) -> Setting | None:
+    """The number of processes of the run, an ``int`` Setting, or ``None`` when not known:
+    the launcher's count (``setup.run.processes``: ``torchrun --nproc_per_node 4``,
+    ``accelerate launch --num_processes 4``), else the distribution's world size
+    (``setup.distributed.world_size``: an accelerate config's ``num_processes``)."""
+    run_count = _count(setup.run.processes) if setup.run is not None else None
+    if run_count is not None:
+        return run_count
+    if setup.distributed is not None:
+        return _count(setup.distributed.world_size)
+    return None
+
+
+def _launcher_words(setup: TrainingSetup) -> str:
+    run = setup.run
+    return f" ({run.launcher})" if run is not None and run.launcher else ""
+
+
+def launch_evidence(setup: TrainingSetup) -> Evidence | None:
+    """The run's launch as data-parallel evidence (kind ``"launch"``), or ``None``: a known run
+    of more than one process (:func:`run_processes`), or a distribution whose backend is
+    ``ddp``/``deepspeed``/``fsdp`` with a world size above one. The span is the launch line
+    (or the line stating the count); ``detail`` is ``"run.sh:3 launches 4 processes
+    (torchrun)"``."""
+    processes = run_processes(setup)
+    if processes is None or processes.value <= 1:
+        return None
+    dist = setup.distributed
+    backend = dist.backend.value if dist is not None and dist.backend.known else None
+    if setup.run is None and backend not in ("ddp", "deepspeed", "fsdp"):
+        return None
+    if setup.run is not None:
+        span = setup.run.span
+        detail = f"{setup.run.where} launches {processes.value} processes{_launcher_words(setup)}"
+    else:
+        span = processes.span or (dist.span if dist is not None else None)
+        detail = f"{where(span) or 'the run configuration'} states {processes.value} processes ({backend})"
+    return Evidence("launch", span, detail)
+
+
+def launch_related(setup: TrainingSetup) -> tuple[RelatedLocation, ...]:
+    """``RelatedLocation(run span, "launched by run.sh:3 with 4 processes")`` for a setup whose
+    launch is known, else ``()``. Every finding resting on the launch carries it."""
+    run = setup.run
+    if run is None:
+        return ()
+    processes = run_processes(setup)
+    count = f" with {processes.value} process{'es' if processes.value != 1 else ''}" if processes is not None else ""
+    return (RelatedLocation(run.span, f"launched by {run.where}{count}{_launcher_words(setup)}"),)
+
+
+def setting_related(setting: Setting | None, what: str) -> tuple[RelatedLocation, ...]:
+    """``RelatedLocation(span, "<what> from run.sh:5")`` for a value that the launch passed
+    (``Origin.LAUNCH``) or a run configuration file holds (``Origin.CONFIG_FILE``), when it
+    has a span; ``()`` otherwise. ``what`` names the value (``"--fp16 True"``)."""
+    if setting is None or not setting.known or setting.origin not in (Origin.LAUNCH, Origin.CONFIG_FILE):
+        return ()
+    span = setting.span or setting.key_span
+    if span is None:
+        return ()
+    verb = "passed by" if setting.origin is Origin.LAUNCH else "set in"
+    return (RelatedLocation(span, f"{what} {verb} {where(span)}"),)
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """How a run shards the model over its processes (:func:`sharded_run`).
+
+    Attributes:
+        kind: ``"fsdp"`` or ``"zero3"``.
+        words: for messages: ``"FSDP (accelerate config fsdp_config)"``, ``"DeepSpeed ZeRO-3
+            (ds_z3.json)"``, ``"fsdp='full_shard auto_wrap'"``.
+        span: where it is stated; ``setting`` the deciding Setting, when there is one.
+        version: the FSDP version when stated (1 or 2), else ``None``.
+    """
+
+    kind: str
+    words: str
+    span: Span | None
+    setting: Setting | None = None
+    version: int | None = None
+
+
+_FSDP_OFF = (None, False, "", (), [], {})
+
+
+def _fsdp_words(value: object) -> str | None:
+    """The FSDP sharding strategy a ``TrainingArguments.fsdp`` value asks for, lower case
+    (``True`` is ``full_shard``: transformers ``training_args.py``), or ``None`` when off."""
+    if value in _FSDP_OFF:
+        return None
+    if value is True:
+        return "full_shard"
+    words = " ".join(value) if isinstance(value, (list, tuple)) else str(value)
+    return words.lower()
+
+
+def sharded_run(setup: TrainingSetup) -> Sharding | None:
+    """Whether the run shards the model's parameters over its processes, the way FSDP
+    (FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD: ``NO_SHARD`` is data parallel) and DeepSpeed
+    ZeRO-3 do; ``None`` when nothing says so (DDP, ZeRO-0/1/2, one process, unknown).
+
+    Read from the run's distribution (``setup.distributed``: backend ``fsdp`` with a sharding
+    strategy other than ``NO_SHARD``, or ``zero_stage`` 3) and from the file itself
+    (``TrainingArguments(fsdp=...)``, a literal ``deepspeed={...}`` dict with
+    ``zero_optimization.stage`` 3). A run known to be one process (:func:`run_processes`)
+    shards nothing.
+    """
+    processes = run_processes(setup)
+    if processes is not None and processes.value == 1:
+        return None
+    dist = setup.distributed
+    if dist is not None:
+        version = dist.fsdp_version.value if dist.fsdp_version.known and dist.fsdp_version.value in (1, 2) else None
+        if dist.zero_stage.is_(3):
+            src = f" ({os.path.basename(dist.config_path)})" if dist.config_path else ""
+            return Sharding("zero3", f"DeepSpeed ZeRO-3{src}", dist.zero_stage.span or dist.span, dist.zero_stage)
+        if dist.backend.is_("fsdp") and not dist.fsdp_sharding_strategy.is_("NO_SHARD"):
+            strategy = dist.fsdp_sharding_strategy.value if dist.fsdp_sharding_strategy.known else None
+            deciding = dist.fsdp_sharding_strategy if strategy else dist.backend
+            words = f"FSDP{version or ''}" + (f" {strategy}" if strategy else "")
+            return Sharding("fsdp", words, deciding.span or dist.span, deciding, version)
+    training = setup.training
+    if training is not None:
+        fsdp = training.fsdp
+        words = _fsdp_words(fsdp.value) if fsdp.known else None
+        if words is not None and "no_shard" not in words.split():
+            return Sharding("fsdp", f"fsdp={fsdp.value!r}", fsdp.span or fsdp.key_span, fsdp)
+        ds = training.deepspeed
+        if ds.known and isinstance(ds.value, dict):
+            zo = ds.value.get("zero_optimization")
+            if isinstance(zo, dict) and zo.get("stage") == 3 and not isinstance(zo.get("stage"), bool):
+                return Sharding("zero3", "DeepSpeed ZeRO-3 (deepspeed={...})", ds.span or ds.key_span, ds)
+    return None
 
 
 def weak_parallel(setup: TrainingSetup) -> tuple:
@@ -435,8 +706,9 @@ def fp16_uses(setup: TrainingSetup) -> list[Use]:
     """Every place the setup trains in float16, in this order: the trainer's ``fp16``, the
     ``autocast`` calls, the 4-bit compute dtype, the model's load dtype.
 
-    Only known values count; a library default of ``fp16=False`` or a float32 compute dtype is
-    not a use. An ``autocast`` counts only where it runs per training step (see below). The load dtype counts only when the setup trains (``is_training``).
+    Then the run's own (:func:`run_fp16_uses`: the launcher's ``--mixed_precision fp16``, the
+    distribution's ``mixed_precision``). Only known values count; a library default of
+    ``fp16=False`` or a float32 compute dtype is not a use. An ``autocast`` counts only where it runs per training step (see below). The load dtype counts only when the setup trains (``is_training``).
     """
     uses: list[Use] = []
     config = setup.kind in ("yaml", "json")
@@ -446,7 +718,9 @@ def fp16_uses(setup: TrainingSetup) -> list[Use]:
 
     fp16 = setup.get("training.fp16")
     if fp16.known and fp16.value is True:
-        uses.append(Use(spell("fp16", "True", "true"), "training.fp16", fp16.span or fp16.key_span,
+        # a value the launch passed is spelled as on the command line (``--fp16 True``)
+        launched = (fp16.source or "").split(" (")[0] if fp16.origin is Origin.LAUNCH else ""
+        uses.append(Use(launched or spell("fp16", "True", "true"), "training.fp16", fp16.span or fp16.key_span,
                         setting=fp16))
     for call in setup.calls_of("autocast"):
         dtype = call.args.get("dtype")
@@ -466,6 +740,41 @@ def fp16_uses(setup: TrainingSetup) -> list[Use]:
     if setup.is_training and dtype.is_("float16"):
         uses.append(Use(spell("torch_dtype", "torch.float16", "float16"), "model.torch_dtype",
                         dtype.span or dtype.key_span, setting=dtype))
+    uses.extend(run_fp16_uses(setup))
+    return uses
+
+
+def run_fp16_uses(setup: TrainingSetup) -> list[Use]:
+    """The run's own float16 choices (issue 15): the launcher's ``--mixed_precision fp16``
+    (``setup.run.mixed_precision``, path ``"run.mixed_precision"``) and the distribution's
+    ``mixed_precision`` (``setup.distributed``: an accelerate config's ``mixed_precision: fp16``,
+    a DeepSpeed JSON's ``fp16.enabled: true``; path ``"distributed.mixed_precision"``).
+
+    A DeepSpeed ``"auto"`` is no use of its own: the HF integration fills it from the training
+    arguments (transformers ``integrations/deepspeed.py`` ``fill_match``), which
+    :func:`fp16_uses` reads. Neither counts when the training arguments set ``bf16=True``:
+    transformers' ``TrainingArguments`` then sets ``ACCELERATE_MIXED_PRECISION`` to ``bf16``
+    over the launcher's value, and a DeepSpeed JSON saying otherwise is LL025's mismatch.
+    """
+    if setup.get("training.bf16").is_(True):
+        return []
+    uses: list[Use] = []
+    run = setup.run
+    if run is not None and run.mixed_precision.is_("fp16"):
+        s = run.mixed_precision
+        uses.append(Use("--mixed_precision fp16", "run.mixed_precision", s.span or run.span, setting=s))
+    dist = setup.distributed
+    if dist is not None and dist.mixed_precision.is_("fp16"):
+        s = dist.mixed_precision
+        in_json = s.span is not None and dist.config_path is not None \
+            and os.path.abspath(s.span.path) == os.path.abspath(dist.config_path)
+        if in_json:
+            what = f'"fp16": {{"enabled": true}} in {os.path.basename(dist.config_path)}'
+        elif dist.accelerate_config:
+            what = f"mixed_precision: fp16 in {os.path.basename(dist.accelerate_config)}"
+        else:
+            what = "mixed_precision fp16"
+        uses.append(Use(what, "distributed.mixed_precision", s.span or s.key_span or dist.span, setting=s))
     return uses
 
 
@@ -566,6 +875,15 @@ def half_precision_uses(setup: TrainingSetup) -> list[Use]:
             what = (f'Accelerator(mixed_precision="{"bf16" if dtype.value == "bfloat16" else "fp16"}")'
                     if "mixed_precision" in call.args else f"autocast(dtype=torch.{dtype.value})")
             uses.append(Use(what, None, call.span, call=call))
+    # the run's own mixed precision (issue 15): the launcher's --mixed_precision, an accelerate
+    # config's or DeepSpeed JSON's (not when the training arguments say otherwise)
+    if not any(u.path in ("training.bf16", "training.fp16") for u in uses):
+        run_mp = setup.run.mixed_precision if setup.run is not None else None
+        dist_mp = setup.distributed.mixed_precision if setup.distributed is not None else None
+        for path, s in (("run.mixed_precision", run_mp), ("distributed.mixed_precision", dist_mp)):
+            if s is not None and s.known and s.value in ("fp16", "bf16"):
+                uses.append(Use(f"mixed_precision {s.value}", path, s.span, setting=s))
+                break
     return uses
 
 
@@ -576,6 +894,8 @@ def half_dtype(use: Use) -> str:
         return "bfloat16"
     if use.path == "training.fp16":
         return "float16"
+    if use.setting is not None and use.setting.value in ("bf16", "fp16"):
+        return "bfloat16" if use.setting.value == "bf16" else "float16"
     dtype = use.call.args.get("dtype") if use.call is not None else None
     return "bfloat16" if dtype is not None and dtype.is_("bfloat16") else "float16"
 

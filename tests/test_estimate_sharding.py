@@ -217,14 +217,35 @@ def test_script_path_reads_the_deepspeed_json(tmp_path):
 
 
 def test_the_deepspeed_json_is_an_input_of_the_results_cache(tmp_path):
-    # a change to the JSON must re-lint the script that names it (lintlora/cache.py keys a
-    # result by the files it read)
-    from lintlora.cache import recording
+    # a change to the JSON must re-lint the script that names it: distributed_for returns it
+    # among the files read (the run's inputs, which the results cache keys a run by)
+    from lintlora.engine import read_setups
+    from lintlora.extract.distributed import distributed_for
 
     script = _project(tmp_path)
-    with recording() as read:
-        estimate_json(str(script))
-    assert str(tmp_path / "ds" / "zero_stage3_offload_config.json") in read
+    (setup,) = read_setups(str(script))
+    dist, files, problems = distributed_for(setup, None, root=str(tmp_path))
+    assert str(tmp_path / "ds" / "zero_stage3_offload_config.json") in files and not problems
+    assert dist.zero_stage.value == 3 and dist.config_path == str(tmp_path / "ds" / "zero_stage3_offload_config.json")
+
+
+def test_the_estimator_reads_setup_distributed_not_files(tmp_path):
+    # the same script, its JSON deleted: the section built before still prices ZeRO-3 offload
+    from lintlora.engine import read_setups
+    from lintlora.estimate.from_setup import inputs_from_setup
+    from lintlora.extract.distributed import distributed_for
+
+    script = _project(tmp_path)
+    (setup,) = read_setups(str(script))
+    dist, _files, _problems = distributed_for(setup, None, root=str(tmp_path))
+    (tmp_path / "ds" / "zero_stage3_offload_config.json").unlink()
+    arch = resolve_architecture("meta-llama/Llama-2-7b-hf")
+    inputs, notes = inputs_from_setup(setup.replace(distributed=dist), arch, None)
+    assert inputs.zero_stage == 3 and inputs.offload_param and inputs.offload_optimizer
+    assert inputs.reduce_bucket_size == 4096 * 4096 and inputs.num_gpus == 1
+    bare, _ = inputs_from_setup(setup, arch, None)  # no section: no sharding, no file read
+    assert bare.zero_stage == 0
+    assert not bare.offload_param
 
 
 def test_a_deepspeed_path_outside_the_project_is_not_read(tmp_path):
@@ -265,3 +286,50 @@ def test_torchtune_distributed_header_gives_the_ranks():
     e = estimate_json(str(CONFIGS / "torchtune" / "llama3_1__8B_lora.yaml"))
     assert e["sharding"] == "FSDP2 full_shard × 2 ranks"
     assert e["breakdown"]["weights"] == LLAMA31_8B * 2 // 2
+
+
+def test_the_world_size_comes_from_setup_distributed():
+    from lintlora.engine import read_setups
+    from lintlora.estimate.from_setup import inputs_from_setup
+    from lintlora.training_setup import Distributed, Origin, Setting, Span
+
+    (setup,) = read_setups(str(CONFIGS / "good" / "litgpt_multi_gpu.yaml"))
+    arch = resolve_architecture("meta-llama/Llama-3.1-8B")
+    where = Span("/proj/run.sh", 3)
+    d = Distributed(backend=Setting("deepspeed", Origin.LAUNCH, where), world_size=Setting(8, Origin.LAUNCH, where),
+                    zero_stage=Setting(2, Origin.CONFIG_FILE, Span("/proj/ds.json", 4)),
+                    offload_optimizer=Setting("nvme", Origin.CONFIG_FILE, Span("/proj/ds.json", 5)),
+                    reduce_bucket_size=Setting(200_000_000, Origin.CONFIG_FILE, Span("/proj/ds.json", 6)))
+    inputs, notes = inputs_from_setup(setup.replace(distributed=d), arch, None)
+    # the section, not the config's devices: 4 evidence, decides
+    assert (inputs.num_gpus, inputs.zero_stage, inputs.offload_optimizer) == (8, 2, True)
+    assert inputs.reduce_bucket_size == 200_000_000 and not inputs.fsdp
+    assert any("ZeRO-2" in n and "offload_optimizer nvme" in n for n in notes)
+    one = Distributed(backend=Setting("single", Origin.LAUNCH, where), world_size=Setting(1, Origin.LAUNCH, where))
+    inputs, _ = inputs_from_setup(setup.replace(distributed=one), arch, None)
+    assert inputs.num_gpus == 1
+
+
+def test_num_gpus_flag_overrides_the_files_world_size():
+    e = estimate_json(str(CONFIGS / "good" / "litgpt_multi_gpu.yaml"), "--num-gpus", "2")  # devices: 4
+    assert e["sharding"] == "FSDP2 full_shard × 2 ranks"
+    assert e["breakdown"]["weights"] == LLAMA31_8B * 2 // 2
+
+
+RUN_SH = "#!/bin/bash\nset -e\ntorchrun --nproc_per_node 4 train.py --model_name_or_path meta-llama/Llama-2-7b-hf \\\n  --deepspeed ds/zero_stage3_offload_config.json --bf16 True\n"
+
+
+def test_estimate_finds_the_launch_beside_the_script(tmp_path):
+    # the acceptance run: run.sh (torchrun 4 GPUs, a ZeRO-3 JSON) beside the script
+    script = _project(tmp_path)
+    script.write_text(SCRIPT.replace(',\n                         deepspeed="ds/zero_stage3_offload_config.json"', ""))
+    assert "deepspeed" not in script.read_text()
+    (tmp_path / "run.sh").write_text(RUN_SH)
+    e = estimate_json(str(script))
+    assert e["sharding"] == "DeepSpeed ZeRO-3 × 4 ranks"
+    assert any(a.startswith("launched by run.sh:3 (torchrun)") for a in e["assumptions"])
+    assert e["breakdown"]["weights"] == 0  # offload_param cpu
+    # a launch of another file is not this one's
+    (tmp_path / "run.sh").write_text(RUN_SH.replace("train.py", "other.py"))
+    e = estimate_json(str(script))
+    assert e["sharding"] == "" and not any(a.startswith("launched by") for a in e["assumptions"])

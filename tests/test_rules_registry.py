@@ -36,6 +36,8 @@ EXPECTED = {
     "LL015": "kbit-prep-unquantized",
     "LL016": "quantized-without-adapter",
     "LL017": "fp16-overflow-model",
+    "LL024": "sharded-qlora-quant-storage",
+    "LL025": "deepspeed-config-mismatch",
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from dataclasses import replace
 
@@ -368,6 +369,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
             from lintlora.estimate.from_setup import inputs_from_setup
 
             for setup in setups:
+                setup, run_notes = _with_distribution(setup, file)
                 name = model or (setup.get("model.name_or_path").value
                                  if setup.get("model.name_or_path").known else None)
                 # a model path the file names is followed only inside its project
@@ -377,6 +379,7 @@ def estimate_cmd(file, model, model_config, params, method, batch_size, seq_len,
                                             params=n_params, base_dir=file,
                                             root=None if model else confinement_root(file))
                 inputs, notes = inputs_from_setup(setup, arch, g, assumed_versions=versions)
+                notes.extend(run_notes)
                 changes = {}
                 if quant_flag is not None or double_quant is not None:
                     changes.update(_quant_override(inputs, quant_flag, quant_bits, quant_group_size,
@@ -569,6 +572,68 @@ def _quant_override(inputs, quant_flag: str | None, bits: int | None, group_size
     if q not in ("nf4", "fp4", "int8"):
         changes["kbit_upcast"] = False
     return changes
+
+
+MAX_LAUNCH_FOLDERS = 16
+"""Folders looked in for the launch of an estimated file: its own and each one above it, up to
+its project's root (their launch files only, not their subfolders)."""
+MAX_LAUNCH_CANDIDATES = 64
+"""Launch files read at most for one estimated file."""
+
+
+def _launch_of(path: str, root: str):
+    """The launch that runs ``path`` (``run.sh`` beside it or above it, within ``root``: a command
+    whose entry point, ``-m`` module file or named config is ``path``), the number of them found,
+    and the files read. Launch discovery reads, never runs (lintlora.extract.launch)."""
+    from lintlora.extract.launch import discover_launches, launch_file_kind
+    from lintlora.safeio import is_within
+
+    real = os.path.realpath(path)
+    folder, names = os.path.dirname(real), []
+    for _ in range(MAX_LAUNCH_FOLDERS):
+        try:
+            entries = sorted(os.listdir(folder))[:4096]
+        except OSError:
+            break
+        names += [os.path.join(folder, n) for n in entries
+                  if launch_file_kind(os.path.join(folder, n)) and os.path.isfile(os.path.join(folder, n))]
+        parent = os.path.dirname(folder)
+        if folder == root or parent == folder or not is_within(parent, root):
+            break
+        folder = parent
+    if not names:
+        return None, 0, ()
+    found = discover_launches(names[:MAX_LAUNCH_CANDIDATES], root=root)
+
+    def runs_it(launch) -> bool:
+        targets = [launch.entry_path, launch.module_path, *(c.path for c in launch.configs)]
+        return any(t and os.path.realpath(t) == real for t in targets)
+
+    mine = [launch for launch in found.launches if runs_it(launch)]
+    return (mine[0] if mine else None), len(mine), tuple(found.files_read)
+
+
+def _with_distribution(setup, path: str):
+    """``setup`` with its ``distributed`` section (:func:`lintlora.extract.distributed.distributed_for`:
+    the launch that runs the file when one is found beside or above it, the DeepSpeed JSON,
+    accelerate config, ``fsdp_config`` and dialect keys it names), and the problems met as notes.
+    A setup that already has the section (built with its run) is kept."""
+    if setup.distributed is not None:
+        return setup, []
+    from lintlora.extract.distributed import distributed_for
+    from lintlora.safeio import confinement_root
+
+    root = confinement_root(path)
+    launch, count, launch_files = _launch_of(path, root)
+    dist, files, problems = distributed_for(setup, launch, root=root)
+    notes = [f"{p.message} ({os.path.basename(p.path)}{':' + str(p.line) if p.line else ''})" for p in problems]
+    if launch is not None:
+        notes.append(f"launched by {os.path.basename(launch.path)}:{launch.line} ({launch.launcher})"
+                     + (f"; {count} launches run this file, the first is priced" if count > 1 else ""))
+    inputs = tuple(dict.fromkeys((*setup.inputs, *launch_files, *files)))
+    if dist is None and inputs == setup.inputs:
+        return setup, notes
+    return setup.replace(distributed=dist, inputs=inputs), notes
 
 
 def _read_setups(path: str):

@@ -31,6 +31,29 @@ def _val(s: Setting) -> Any:
     return s.value if s.known else None
 
 
+_SETS_QUANT_STORAGE = ("axolotl", "llama-factory")
+"""Frameworks that pass ``bnb_4bit_quant_storage`` themselves: axolotl
+``src/axolotl/loaders/model.py`` ``ModelLoader._set_quantization_config`` (``torch.bfloat16``
+for ``adapter: qlora`` + ``load_in_4bit``; at 002a637c8) and LLaMA-Factory
+``src/llamafactory/model/model_utils/quantization.py`` (``bnb_4bit_quant_storage=
+model_args.compute_dtype``, "crucial for fsdp+qlora"; at 8c0a721c4)."""
+
+
+def _quant_storage(quant: Any, fw: str, q: str | None, weight: str) -> str | None:
+    """``EstimateInputs.quant_storage`` of a bitsandbytes 4-bit base: the
+    ``bnb_4bit_quant_storage`` the setup names (a float dtype name; ``"uint8"``, the
+    library default, too), the model's 16-bit dtype for :data:`_SETS_QUANT_STORAGE`, else
+    ``None`` (unknown: the estimator then treats the 4-bit weights as unsharded)."""
+    if q not in ("nf4", "fp4"):
+        return None
+    if fw in _SETS_QUANT_STORAGE:
+        return weight
+    value = _val(quant.bnb_4bit_quant_storage) if quant is not None else None
+    if value is None:
+        return None
+    return _DTYPES.get(str(value), str(value) if str(value) in ("uint8", "int8") else None)
+
+
 def _target_parameters(setup: TrainingSetup) -> tuple[str, ...]:
     """peft's ``LoraConfig(target_parameters=[...])`` (peft >= 0.17), read from the adapter
     section's extra keys: a list of parameter names, else ``()`` (an unknown or non-list value
@@ -431,6 +454,7 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
         attn_implementation=attn, kbit_upcast=kbit, liger=liger, master_fp32=master,
         framework=fw, checkpoint_offload=offload, assumed=tuple(assumed), loss_impl=loss_impl,
         stored_quant=sq,
+        quant_storage=_quant_storage(quant, fw, q, weight),
         assumed_versions=tuple(assumed_versions),
         bnb_saves_input=q in ("nf4", "fp4") and _versions.bnb_saves_input(assumed_versions),
         torchao_unchunked=q == "torchao-nf4" and _versions.torchao_unchunked(assumed_versions),

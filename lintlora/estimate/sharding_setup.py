@@ -1,41 +1,40 @@
-"""The sharding a training file states, for the script path of the estimator.
+"""The sharding of a run, for the estimator: what ``setup.distributed`` says.
 
-What the extraction already carries (no launch script is read here; launch discovery is other
-work):
+:func:`lintlora.extract.distributed.distributed_for` reads the launch, the accelerate config,
+the DeepSpeed JSON, ``fsdp=``/``fsdp_config=`` and the dialects' keys into
+:class:`lintlora.training_setup.Distributed`; this module only maps that section onto
+:class:`~lintlora.estimate.memory.EstimateInputs` (no file is read in ``estimate/``):
 
-* TrainingArguments / axolotl / LLaMA-Factory ``deepspeed``: a DeepSpeed JSON (a path, read with
-  :func:`lintlora.safeio.read_text_bounded` inside the project, or a literal dict):
-  ``zero_optimization.stage``, ``offload_optimizer.device`` / ``offload_param.device``
-  (``cpu``/``nvme``: host), ``reduce_bucket_size`` (``"auto"``: transformers fills
-  ``hidden_size * hidden_size``, ``integrations/deepspeed.py`` ``trainer_config_process``),
-  ``stage3_prefetch_bucket_size`` (``"auto"``: ``0.9 * hidden_size * hidden_size``, same file),
-  ``overlap_comm``;
-* ``fsdp``: TrainingArguments' option string (``"full_shard auto_wrap offload"``; ``True`` is
-  ``full_shard``: transformers ``training_args.py``), axolotl's list (joined);
-* ``gradient_accumulation_steps``;
-* litgpt ``devices`` > 1 (its FSDP default) and torchtune ``*_distributed`` recipes named with
-  ``--nproc_per_node N`` in the config's header (the extraction's launch evidence).
+* ``world_size`` -> ``num_gpus`` (``lintlora estimate --num-gpus`` still overrides it);
+* ``zero_stage``; ``offload_optimizer``/``offload_param`` ``cpu``/``nvme`` -> host memory;
+* ``reduce_bucket_size`` (``"auto"``: transformers fills ``hidden_size * hidden_size``,
+  ``integrations/deepspeed.py`` ``trainer_config_process``), ``prefetch_bucket_size``
+  (``"auto"``: ``0.9 * hidden_size * hidden_size``, same file), ``overlap_comm``;
+* ``fsdp_sharding_strategy`` (``HYBRID_SHARD_ZERO2`` is priced as ``hybrid_shard``),
+  ``fsdp_version``, ``fsdp_offload_params`` (parameters, gradients and optimizer states on the
+  host: torch ``CPUOffload(offload_params=True)``), ``fsdp_activation_checkpointing``
+  (checkpointing per wrapped block);
+* ``gradient_accumulation_steps`` of the training arguments, else the DeepSpeed JSON's
+  explicit value.
 
-The number of ranks is known only for the last two; for the others the file's sharding is kept
-in the inputs and applies when ``--num-gpus N`` is given (one rank partitions nothing, so the
-single-GPU estimate stands and says so).
+A setup with no ``distributed`` section (built without its run) falls back on the launch
+evidence the extraction recorded in the file itself (litgpt ``devices``, a torchtune
+distributed header), as before the run was assembled; nothing else.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from dataclasses import replace
 from typing import Any
 
 from lintlora.estimate.sharding import FSDP_STRATEGIES
 
-__all__ = ["sharding_from_setup", "parse_deepspeed_config", "MAX_DS_CONFIG_BYTES"]
+__all__ = ["sharding_from_setup"]
 
-MAX_DS_CONFIG_BYTES = 1 << 20
-"""A DeepSpeed JSON larger than 1 MiB is refused (real ones are a few KB)."""
 _PROCS = re.compile(r"on (\d{1,5}) processes")
+MAX_RANKS = 1 << 16
+"""Largest number of ranks priced (65,536)."""
 
 
 def _known(setup: Any, key: str) -> Any:
@@ -48,115 +47,140 @@ def _known(setup: Any, key: str) -> Any:
     return s
 
 
-def parse_deepspeed_config(cfg: Any, hidden_size: int) -> tuple[dict[str, Any], list[str]]:
-    """The :class:`~lintlora.estimate.memory.EstimateInputs` fields of a DeepSpeed config dict
-    and notes; values of the wrong type are left out (said so)."""
-    out: dict[str, Any] = {}
-    notes: list[str] = []
-    if not isinstance(cfg, dict):
-        return out, ["DeepSpeed config is not a JSON object: not read"]
-    zo = cfg.get("zero_optimization")
-    if not isinstance(zo, dict):
-        return out, notes
-    stage = zo.get("stage")
-    if isinstance(stage, int) and not isinstance(stage, bool) and 0 <= stage <= 3:
-        out["zero_stage"] = stage
-    elif stage is not None:
-        notes.append(f"DeepSpeed zero_optimization.stage {stage!r} is not 0-3: not used")
-    for key, field in (("offload_optimizer", "offload_optimizer"), ("offload_param", "offload_param")):
-        v = zo.get(key)
-        if isinstance(v, dict) and v.get("device") in ("cpu", "nvme"):
-            out[field] = True
-    rbs = zo.get("reduce_bucket_size")
-    if rbs == "auto":
-        out["reduce_bucket_size"] = hidden_size * hidden_size
-        notes.append(f"reduce_bucket_size \"auto\": transformers fills hidden_size² = {hidden_size * hidden_size:,}")
-    elif isinstance(rbs, (int, float)) and not isinstance(rbs, bool) and 0 < rbs <= 1e12:
-        out["reduce_bucket_size"] = int(rbs)
-    pf = zo.get("stage3_prefetch_bucket_size")
-    if pf == "auto":
-        # transformers integrations/deepspeed.py: fill_only(..., int(0.9 * hidden_size * hidden_size))
-        out["prefetch_bucket_size"] = int(0.9 * hidden_size * hidden_size)
-    elif isinstance(pf, (int, float)) and not isinstance(pf, bool) and 0 <= pf <= 1e12:
-        out["prefetch_bucket_size"] = int(pf)
-    oc = zo.get("overlap_comm")
-    if isinstance(oc, bool):
-        out["overlap_comm"] = oc
-    return out, notes
+def _v(section: Any, name: str) -> Any:
+    s = getattr(section, name, None)
+    return s.value if s is not None and s.known else None
 
 
-def _read_ds_json(setup: Any, value: str) -> tuple[Any, str | None]:
-    """The JSON a ``deepspeed=`` path names, read within the project, or ``(None, why)``."""
-    from lintlora.cache import note_input
-    from lintlora.safeio import UnsafeFileError, is_within, project_root, read_text_bounded
-
-    if len(value) > 4096 or "\x00" in value:
-        return None, "the path is not one"
-    here = os.path.dirname(os.path.abspath(setup.path))
-    root = project_root(setup.path)
-    for base in (here, root):
-        p = os.path.normpath(os.path.join(base, value))
-        if not is_within(p, root):
-            return None, "outside the project"
-        note_input(p)  # present or not, an input of the results cache (lintlora/cache.py)
-        if os.path.isfile(p):
-            try:
-                return json.loads(read_text_bounded(p, MAX_DS_CONFIG_BYTES)), None
-            except (OSError, UnsafeFileError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-                return None, f"unreadable ({type(exc).__name__}: {str(exc)[:120]})"
-    return None, "not found in the project"
+def _where(section: Any, name: str) -> str:
+    s = getattr(section, name, None)
+    return f" ({s.source})" if s is not None and s.source else ""
 
 
-def sharding_from_setup(setup: Any, inputs: Any, notes: list[str], hidden_size: int) -> Any:
-    """``inputs`` with the sharding the file states (see the module docstring); notes appended."""
-    ch: dict[str, Any] = {}
-    gas = _known(setup, "training.gradient_accumulation_steps")
-    if gas is not None and isinstance(gas.value, int) and 1 <= gas.value <= 1 << 20:
-        ch["gradient_accumulation_steps"] = int(gas.value)
-    ds = _known(setup, "training.deepspeed")
-    if ds is not None and ds.value:
-        cfg, why = (ds.value, None) if isinstance(ds.value, dict) else _read_ds_json(setup, str(ds.value))
-        if cfg is None:
-            notes.append(f"deepspeed={str(ds.value)[:200]!r}: {why}; its ZeRO stage is not known")
-        else:
-            fields, more = parse_deepspeed_config(cfg, hidden_size)
-            ch.update(fields)
-            notes.extend(more)
-            if "zero_stage" in fields:
-                notes.append(f"DeepSpeed config {str(ds.value)[:200] if not isinstance(ds.value, dict) else '(inline)'}: "
-                             f"ZeRO-{fields['zero_stage']}"
-                             + (", offload_optimizer cpu" if fields.get("offload_optimizer") else "")
-                             + (", offload_param cpu" if fields.get("offload_param") else ""))
-    fsdp = _known(setup, "training.fsdp")
-    if fsdp is not None and fsdp.value and "zero_stage" not in ch:
-        words = str(fsdp.value).lower().split() if not isinstance(fsdp.value, bool) else ["full_shard"]
-        strategy = next((w for w in words if w in FSDP_STRATEGIES), None)
-        if strategy:
-            ch["fsdp"] = strategy
-            if "offload" in words:
-                ch["offload_param"] = ch["offload_optimizer"] = True
-            notes.append(f"fsdp={fsdp.value!r}: FSDP {strategy}" + (" with CPU offload" if "offload" in words else ""))
-    # ranks the file states: litgpt devices, a torchtune distributed recipe's header
+def _int(v: Any, lo: int, hi: int) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi else None
+
+
+def _from_distributed(d: Any, ch: dict[str, Any], notes: list[str], hidden_size: int) -> int | None:
+    """Fields of ``d`` (a :class:`Distributed`) into ``ch``; returns the world size if known."""
+    backend = _v(d, "backend")
+    stage = _int(_v(d, "zero_stage"), 0, 3)
+    if backend == "deepspeed" or (backend is None and stage is not None):
+        if stage is not None:
+            ch["zero_stage"] = stage
+        for name in ("offload_optimizer", "offload_param"):
+            if _v(d, name) in ("cpu", "nvme"):
+                ch[name] = True
+        rbs = _v(d, "reduce_bucket_size")
+        if rbs == "auto":
+            ch["reduce_bucket_size"] = hidden_size * hidden_size
+            notes.append(f"reduce_bucket_size \"auto\": transformers fills hidden_size² = {hidden_size * hidden_size:,}")
+        elif _int(rbs, 1, 10**12) is not None:
+            ch["reduce_bucket_size"] = rbs
+        pf = _v(d, "prefetch_bucket_size")
+        if pf == "auto":
+            # transformers integrations/deepspeed.py: fill_only(..., int(0.9 * hidden_size * hidden_size))
+            ch["prefetch_bucket_size"] = int(0.9 * hidden_size * hidden_size)
+        elif _int(pf, 0, 10**12) is not None:
+            ch["prefetch_bucket_size"] = pf
+        oc = _v(d, "overlap_comm")
+        if isinstance(oc, bool):
+            ch["overlap_comm"] = oc
+        if "zero_stage" in ch:
+            notes.append(f"DeepSpeed ZeRO-{ch['zero_stage']}{_where(d, 'zero_stage')}"
+                         + (", offload_optimizer " + str(_v(d, "offload_optimizer")) if ch.get("offload_optimizer") else "")
+                         + (", offload_param " + str(_v(d, "offload_param")) if ch.get("offload_param") else ""))
+    elif backend == "fsdp":
+        strategy = _v(d, "fsdp_sharding_strategy")
+        s = str(strategy or "FULL_SHARD").lower()
+        s = "hybrid_shard" if s == "hybrid_shard_zero2" else s
+        if s in FSDP_STRATEGIES:
+            ch["fsdp"] = s
+        version = _int(_v(d, "fsdp_version"), 1, 2)
+        if version is not None:
+            ch["fsdp_version"] = version
+        if _v(d, "fsdp_offload_params") is True:
+            ch["offload_param"] = ch["offload_optimizer"] = True
+        if _v(d, "fsdp_activation_checkpointing") is True:
+            ch["gradient_checkpointing"] = True
+        notes.append(f"FSDP{version or ''} {ch.get('fsdp', s)}{_where(d, 'fsdp_sharding_strategy')}"
+                     + (" with CPU offload" if ch.get("offload_param") else "")
+                     + (", activation checkpointing per wrapped block" if ch.get("gradient_checkpointing") else ""))
+    gas = _int(_v(d, "gradient_accumulation_steps"), 1, 1 << 20)
+    if gas is not None and "gradient_accumulation_steps" not in ch:
+        ch["gradient_accumulation_steps"] = gas
+    more = d.extra.get("notes") if getattr(d, "extra", None) else None
+    if more is not None and isinstance(more.value, tuple):
+        notes.extend(str(n) for n in more.value)
+    return _int(_v(d, "world_size"), 1, MAX_RANKS)
+
+
+def _from_evidence(setup: Any, inputs: Any, ch: dict[str, Any], notes: list[str]) -> int | None:
+    """The ranks the file itself states (no ``distributed`` section): litgpt devices, a torchtune
+    distributed recipe's header."""
     n = None
+    fw = getattr(inputs, "framework", "")
     for ev in getattr(setup, "launch", ()) or ():
         if ev.kind == "multi-gpu" and ev.detail.startswith("devices: "):
             try:
                 n = int(ev.detail.split(":", 1)[1])
             except ValueError:
                 pass
-        if ev.kind == "fsdp" and getattr(inputs, "framework", "") == "torchtune":
+        if ev.kind == "fsdp" and fw == "torchtune":
             m = _PROCS.search(ev.detail)
             if m:
                 n = int(m.group(1))
                 ch.setdefault("fsdp", "full_shard")
                 ch.setdefault("fsdp_version", 2)  # torchtune's recipes shard with fully_shard
+    if n is not None and n > 1 and fw == "litgpt" and "fsdp" not in ch:
+        ch.update(fsdp="full_shard", fsdp_version=2, gradient_checkpointing=True)
+    return n
+
+
+_STORAGE_DTYPES = ("bfloat16", "float16", "float32", "uint8")
+
+
+def _quant_storage(setup: Any, inputs: Any, ch: dict[str, Any]) -> None:
+    """``bnb_4bit_quant_storage`` of a 4-bit bitsandbytes base: the script's
+    ``BitsAndBytesConfig`` value; axolotl and LLaMA-Factory set it themselves (LLaMA-Factory
+    ``src/llamafactory/model/model_utils/quantization.py``: ``bnb_4bit_quant_storage=
+    model_args.compute_dtype  # crucial for fsdp+qlora``; axolotl ``src/axolotl/loaders/model.py``
+    builds its ``bnb_config`` with ``bnb_4bit_quant_storage: torch.bfloat16``)."""
+    if getattr(inputs, "quant", None) not in ("nf4", "fp4") or getattr(inputs, "quant_storage", None):
+        return
+    qs = _known(setup, "quantization.bnb_4bit_quant_storage")
+    if qs is not None and isinstance(qs.value, str):
+        v = qs.value.rsplit(".", 1)[-1].lower()
+        if v in _STORAGE_DTYPES:
+            ch["quant_storage"] = v
+    elif getattr(inputs, "framework", "") == "llama-factory":
+        ch["quant_storage"] = getattr(inputs, "compute_dtype", None) or "bfloat16"
+    elif getattr(inputs, "framework", "") == "axolotl":
+        ch["quant_storage"] = "bfloat16"
+
+
+def sharding_from_setup(setup: Any, inputs: Any, notes: list[str], hidden_size: int) -> Any:
+    """``inputs`` with the sharding of ``setup.distributed`` (see the module docstring); notes
+    appended."""
+    ch: dict[str, Any] = {}
+    gas = _known(setup, "training.gradient_accumulation_steps")
+    if gas is not None and isinstance(gas.value, int) and 1 <= gas.value <= 1 << 20:
+        ch["gradient_accumulation_steps"] = int(gas.value)
+    d = getattr(setup, "distributed", None)
+    if d is not None:
+        n = _from_distributed(d, ch, notes, hidden_size)
+    else:
+        n = _from_evidence(setup, inputs, ch, notes)
+    _quant_storage(setup, inputs, ch)
     if n is not None and n > 1:
-        ch["num_gpus"] = min(n, 1 << 16)
-        if getattr(inputs, "framework", "") == "litgpt" and "fsdp" not in ch:
-            ch.update(fsdp="full_shard", fsdp_version=2, gradient_checkpointing=True)
+        ch["num_gpus"] = min(n, MAX_RANKS)
+        if getattr(inputs, "framework", "") == "litgpt" and ch.get("fsdp"):
             notes.append("litgpt with several devices: FULL_SHARD with activation checkpointing per Block "
                          "(litgpt finetune/lora.py ModelParallelStrategy, FSDP2)")
     elif (ch.get("zero_stage") or ch.get("fsdp")) and (getattr(inputs, "num_gpus", 1) or 1) <= 1:
-        notes.append("the number of GPUs is set at launch, not in the file: priced as one GPU (nothing is "
-                     "partitioned on one rank); --num-gpus N for the per-GPU figure")
+        if n == 1:
+            notes.append("one process: nothing is partitioned on one rank (the single-GPU estimate)")
+        else:
+            notes.append("the number of GPUs is set at launch, not in the file: priced as one GPU (nothing is "
+                         "partitioned on one rank); --num-gpus N for the per-GPU figure")
     return replace(inputs, **ch) if ch else inputs

@@ -6,6 +6,10 @@ applied to string defaults), dataclass ``field(default=...)`` declarations (base
 subclasses of ``TrainingArguments`` overriding the library's defaults), ``HfArgumentParser`` /
 ``TrlParser`` parse methods, JSON/YAML files named by literal path (read relative to the script,
 never executed), and the library defaults table for recognised config classes.
+
+When the script is launched (``Resolver.binder``, :mod:`lintlora.extract.pybind`), the parsers'
+options take the launch's words instead of their defaults, and files the command line names
+are read from the launch's folder and point into themselves.
 """
 
 from __future__ import annotations
@@ -47,11 +51,14 @@ class _FileText:
     spreads a file of many keys, ``TrainingArguments(**cfg)``, costs one pass, not one per
     key)."""
 
-    __slots__ = ("text", "_lines")
+    __slots__ = ("text", "_lines", "abs_path")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, abs_path: str | None = None) -> None:
         self.text = text
         self._lines: dict[str, int] | None = None
+        self.abs_path = abs_path
+        """The file's absolute path when the launch's command line named it: its values then
+        point into it (a span in the file), else ``None`` (today's: the script's place)."""
 
     def line_of(self, key: str) -> int | None:
         """The 1-based line where ``key`` is first written at the start of a line, or ``None``."""
@@ -273,6 +280,16 @@ class ArgumentSources:
     def _instance_attr(self, inst: Obj, attr: str, node: cst.CSTNode | None) -> V:
         cls = inst.data
         file_values = inst.extra
+        if isinstance(file_values, Obj) and file_values.kind == "launch":
+            # bound from the launch's command line (lintlora.extract.pybind)
+            hit = file_values.data.get(attr)
+            if hit is None:
+                hit = file_values.data.get("*")
+            if hit is not None:
+                return hit
+            if file_values.extra:
+                return Unknown(node, file_values.extra)
+            file_values = None
         if isinstance(file_values, Obj) and file_values.kind == "file":
             data = file_values.data
             if isinstance(data, dict) and attr in data:
@@ -280,7 +297,7 @@ class ArgumentSources:
         elif isinstance(file_values, Unknown):
             return Unknown(node, file_values.reason)
         # explicit constructor arguments
-        if inst.node is not None and type(inst.node) is cst.Call and inst.extra is None \
+        if inst.node is not None and type(inst.node) is cst.Call and file_values is None \
                 and isinstance(cls, Obj) and cls.kind == "scope":
             call = inst.node
             env = inst.env or self.module_env
@@ -306,7 +323,9 @@ class ArgumentSources:
         whose default is the field's (transformers ``hf_argparser.py``, ``_parse_dataclass_field``),
         so the user sets it at launch. Its source names the option, then the library citation."""
         node = inst.node
-        if not (isinstance(v, Const) and v.origin is Origin.LIBRARY_DEFAULT and inst.extra is None
+        launched = isinstance(inst.extra, Obj) and inst.extra.kind == "launch"
+        if not (isinstance(v, Const) and v.origin is Origin.LIBRARY_DEFAULT
+                and (inst.extra is None or launched)
                 and type(node) is cst.Call and type(node.func) is cst.Attribute
                 and node.func.attr.value in _CLI_PARSE_METHODS):
             return v
@@ -405,6 +424,20 @@ class ArgumentSources:
         if not isinstance(path_v, Const) or not isinstance(path_v.value, str):
             return Unknown(node, "the config file's path is not written in the script")
         rel = path_v.value
+        binder = getattr(self, "binder", None)
+        if binder is not None and path_v.origin is Origin.LAUNCH:
+            # named on the command line: read from the launch's folder, listed in the inputs
+            from lintlora.extract.pybind import read_relative
+
+            full = read_relative(binder.cl, rel)
+            if full not in binder.inputs:
+                binder.inputs.append(full)
+            key = "launch:" + full
+            cached = self._file_cache.get(key)
+            if cached is None:
+                cached = self._read_named_file(full, rel, node, launched=True)
+                self._file_cache[key] = cached
+            return cached
         if self.base_dir is None:
             return Unknown(node, f"config file {rel} not read")
         cached = self._file_cache.get(rel)
@@ -418,7 +451,8 @@ class ArgumentSources:
         self._file_cache[rel] = result
         return result
 
-    def _read_named_file(self, full: str, rel: str, node: cst.CSTNode | None) -> V:
+    def _read_named_file(self, full: str, rel: str, node: cst.CSTNode | None,
+                         launched: bool = False) -> V:
         from lintlora import safeio
         from lintlora.extract import ExtractError
         from lintlora.extract.yaml_loader import load_config_text, to_python
@@ -426,7 +460,7 @@ class ArgumentSources:
         if "\x00" in full:
             return Unknown(node, "config file path holds a NUL character: not read")
         if self._root is None:
-            self._root = safeio.confinement_root(self.base_dir or ".")
+            self._root = safeio.confinement_root(self.base_dir or os.path.dirname(full) or ".")
         if not safeio.is_within(full, self._root):
             return Unknown(node, f"config file {rel} not followed: outside the project")
         kind = "yaml" if full.endswith((".yaml", ".yml")) else "json"
@@ -449,7 +483,8 @@ class ArgumentSources:
             return Unknown(node, f"config file {rel} could not be parsed{where} ({exc.message})")
         except ValueError:  # to_python's second guard
             return Unknown(node, f"config file {rel} is too large to analyse")
-        return Obj("file", data, node, None, _FileText(text), rel)
+        return Obj("file", data, node, None, _FileText(text, os.path.abspath(full) if launched
+                                                       else None), rel)
 
     def _file_value(self, value: Any, file_obj: Obj, key: Any = None) -> V:
         """A value read from a config file; ``source`` is ``path:line`` of its key when found.
@@ -461,10 +496,15 @@ class ArgumentSources:
         rel = file_obj.path
         source = rel
         text = file_obj.extra
+        span = None
         if isinstance(key, str) and isinstance(text, _FileText):
             line = text.line_of(key)
             if line is not None:
                 source = f"{rel}:{line}"
+            if text.abs_path is not None:  # named at launch: the value points into the file
+                from lintlora.training_setup import Span
+
+                span = Span(text.abs_path, line or 1, 1)
         if isinstance(value, dict):
             return Obj("file", value, file_obj.node, None, text, rel)
         if isinstance(value, list):
@@ -475,7 +515,7 @@ class ArgumentSources:
             what = f"`{key}`" if isinstance(key, str) and _KEY_SHOWN_RE.fullmatch(key) else "a value"
             return Unknown(None, f"{what} in {source} (not a setting lintlora models; not shown)")
         if _is_plain(value):
-            return Const(value, Origin.CONFIG_FILE, None, source)
+            return Const(value, Origin.CONFIG_FILE, span, source)
         return Unknown(None, f"value in {source}")
 
     def _hf_parse(self, parser: Obj, method: str, node: cst.Call, env: Env, order: int,
@@ -510,9 +550,11 @@ class ArgumentSources:
         elif method == "parse_dict" and pos:
             d = self.as_mapping(self.ev(pos[0].value, env, order))
             extra = Unknown(node, "parse_dict of an unresolved dict") if d is None else None
-        elif method in ("parse_args_into_dataclasses", "parse_args_and_config",
-                        "parse_args_and_config_into_dataclasses"):
+        elif method in _CLI_PARSE_METHODS:
             extra = None
+            binder = getattr(self, "binder", None)
+            if binder is not None:
+                extra = binder.hf_values(parser, classes, method, node, pos, kw)
         else:
             return Unknown(node, f"`{method}` of the argument parser")
         items: list[V] = [Obj("instance", c, node, env, extra) for c in classes]

@@ -87,6 +87,9 @@ class Resolver(ArgumentSources):
         self._orders: dict[int, list[int] | tuple] = {}  # see _before
         self.spent = 0
         """Cost units of the values computed so far (bounded by pybounds.FILE_BUDGET)."""
+        self.binder: Any = None
+        """The :class:`lintlora.extract.pybind.LaunchBinder` of the command line the script is
+        launched with, or ``None`` (no launch: options keep their defaults)."""
         self.launch_env: dict[str, str] | None = None
         """Environment values to read instead of the script's defaults (``WORLD_SIZE="2"``...):
         set on a second resolver that evaluates what a data-parallel launcher's process sees
@@ -450,6 +453,9 @@ class Resolver(ArgumentSources):
             return Unknown(node, f"environment variable {self._text(key_node)} (set at launch)")
         if not isinstance(key, Const):
             return Unknown(node, "unresolved key")
+        if self.binder is not None and isinstance(base, Obj) and base.kind == "qual" \
+                and base.data == "sys.argv":  # `from sys import argv; argv[1]`
+            base = self.binder.argv()
         return self.item(base, key.value, node)
 
     def item(self, base: V, key: Any, node: cst.CSTNode | None) -> V:
@@ -751,6 +757,10 @@ class Resolver(ArgumentSources):
             return Obj("self", cls, None, None)
         if frame is not None and frame.func is scope and frame.call is not None:
             return self._bound_argument(scope, param, pname, kind, frame.call, frame.caller, node)
+        if self.binder is not None:
+            bound = self.binder.fire_param(scope, pname)
+            if bound is not None:
+                return bound
         sites = self.call_sites(scope)
         if sites:
             values = []
@@ -890,10 +900,16 @@ class Resolver(ArgumentSources):
             kind = base.kind
             if kind == "qual":
                 q = f"{base.data}.{attr}"
+                if q == "sys.argv" and self.binder is not None:
+                    return self.binder.argv()
                 if base.data == "torch" and attr in _TORCH_DTYPES:
                     return Const(DType(_TORCH_DTYPES[attr]), Origin.LITERAL, node)
                 return Obj("qual", q)
             if kind == "argparse_ns":
+                if self.binder is not None:
+                    bound = self.binder.namespace_attr(base, attr, node)
+                    if bound is not None:
+                        return bound
                 return self._argparse_value(base.data, attr, node)
             if kind == "instance":
                 return self._instance_attr(base, attr, node)
@@ -976,7 +992,13 @@ class Resolver(ArgumentSources):
                 if isinstance(inner, Obj) and inner.kind == "argparse_ns":
                     table = self.argparse_table(inner.data)
                     if table is not None:
-                        return DictV({k: (e[0], None) for k, e in table.items()}, True, v.node)
+                        items = {k: (e[0], None) for k, e in table.items()}
+                        if self.binder is not None:  # vars(args) of a launched script
+                            for k in items:
+                                bound = self.binder.namespace_attr(inner, k, None)
+                                if bound is not None:
+                                    items[k] = (bound, None)
+                        return DictV(items, True, v.node)
                 if isinstance(inner, Obj) and inner.kind == "instance" and isinstance(
                         inner.data, Obj) and inner.data.kind in ("scope", "qual"):
                     names: list[str] = []
@@ -1073,6 +1095,13 @@ class Resolver(ArgumentSources):
                 except (TypeError, ValueError, OverflowError):
                     return Unknown(node, f"{name}() of {self._text(pos[0].value)}")
             return v if isinstance(v, Unknown) else Unknown(node, f"{name}() of an object")
+        if name == "len" and len(pos) == 1 and self.binder is not None:
+            v = self.ev(pos[0].value, env, order)
+            if (isinstance(v, Obj) and v.kind == "qual" and v.data == "sys.argv") or (
+                    isinstance(v, SeqV) and v.items and isinstance(v.items[0], Const)
+                    and v.items[0].origin is Origin.LAUNCH and v.items[0].value == "<script>"):
+                return self.binder.argv_length()
+            return Unknown(node, "result of len()")
         if name == "dict":
             items: dict = {}
             complete = True
@@ -1165,6 +1194,12 @@ class Resolver(ArgumentSources):
                  "easydict.EasyDict", "addict.Dict", "munch.Munch"):
             inner = self._builtin_call("dict", node, env, order)
             return Obj("namespace", inner, node, env)
+        if q in ("os.path.abspath", "os.path.expanduser", "os.path.normpath") and pos \
+                and self.binder is not None:
+            v = self.ev(pos[0].value, env, order)
+            if isinstance(v, Const) and v.origin is Origin.LAUNCH and isinstance(v.value, str):
+                return v  # read from the launch's folder by load_file
+            return Unknown(node, f"result of {q}()")
         if q in ("torch.device",) and pos:
             return self.ev(pos[0].value, env, order)
         if q in ("json.load", "yaml.safe_load", "yaml.load", "yaml.full_load", "json.loads") \

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.extract.launch_bind import CommandLine
 
+import dataclasses
 import itertools
 import os
 import re
@@ -133,7 +134,7 @@ def extract_python(path: str, source: str, *, command_line: CommandLine | None =
             ``LL999``.
     """
     try:
-        return extract_python_source(path, source)
+        return extract_python_source(path, source, command_line=command_line)
     except ExtractError as exc:
         # `!pip install x` or `%load_ext` in a .py file: say it is notebook syntax
         if exc.line is None or exc.code != "LL000":
@@ -149,10 +150,12 @@ def extract_python(path: str, source: str, *, command_line: CommandLine | None =
 
 def extract_python_source(path: str, source: str, *,
                           line_map: Callable[[int], tuple[int | None, int]] | None = None,
-                          kind: str = "python") -> list[TrainingSetup]:
+                          kind: str = "python",
+                          command_line: CommandLine | None = None) -> list[TrainingSetup]:
     """:func:`extract_python` with a line mapping (used for notebooks).
 
-    ``line_map(line)`` returns ``(cell, line_in_cell)`` for a 1-based line of ``source``.
+    ``line_map(line)`` returns ``(cell, line_in_cell)`` for a 1-based line of ``source``;
+    ``command_line`` as for :func:`extract_python`.
     """
     from lintlora.extract.limits import python_too_large
     from lintlora.prefilter import may_hold_setup, skips_unparsed
@@ -183,7 +186,7 @@ def extract_python_source(path: str, source: str, *,
                            None, None) from None
     try:
         with recursion_room():
-            return _Extractor(path, source, module, line_map, kind).run()
+            return _Extractor(path, source, module, line_map, kind, command_line).run()
     except RecursionError:
         raise ExtractError(_TOO_DEEP.format("analyse"), None, None, code=LIMIT_CODE) from None
     # Any other exception would be a bug in lintlora, not a property of the input: it is left
@@ -215,7 +218,8 @@ class _Found:
 
 class _Extractor(SectionBuilders):
     def __init__(self, path: str, source: str, module: Any, line_map: Callable | None,
-                 kind: str) -> None:
+                 kind: str, command_line: CommandLine | None = None) -> None:
+        self.command_line = command_line
         self.path = path
         self.source = source
         self.module = module
@@ -228,6 +232,8 @@ class _Extractor(SectionBuilders):
     def span(self, node: Any) -> Span | None:
         if node is None:
             return None
+        if type(node) is Span:  # a value bound from a launch or a file it names
+            return node
         r = self.positions.get(node)
         if r is None:
             return None
@@ -266,8 +272,18 @@ class _Extractor(SectionBuilders):
         base_dir = os.path.dirname(os.path.abspath(self.path)) if self.path else None
         self.index = index
         self.r = Resolver(index, self.text, base_dir)
+        if self.command_line is not None:
+            from lintlora.extract.pybind import LaunchBinder
+
+            self.r.binder = LaunchBinder(self.r, self.command_line)
         found = self.classify()
-        return self.assemble(found)
+        setups = self.assemble(found)
+        binder = self.r.binder
+        if binder is not None and binder.inputs:
+            for i, s in enumerate(setups):  # keeps the Setups list (and its notes)
+                setups[i] = dataclasses.replace(s, inputs=tuple(dict.fromkeys(
+                    (*s.inputs, *binder.inputs))))
+        return setups
 
     # -- recognition ------------------------------------------------------------------------------
     def classify(self) -> _Found:

@@ -85,10 +85,12 @@ def extract_config(path: str, text: str, *, explicit: bool = True,
     if not documents:
         raise NotATrainingConfig(f"empty {kind.upper()} document")
     setups: list[TrainingSetup] = []
+    notes: list[str] = []
     first_reason: str | None = None
     for index, root in enumerate(documents):
         try:
-            setup = _document_setup(root, path, kind, explicit, text if index == 0 else "")
+            setup = _document_setup(root, path, kind, explicit, text if index == 0 else "",
+                                    command_line if index == 0 else None, notes)
         except NotATrainingConfig as exc:
             first_reason = first_reason or str(exc)
             continue
@@ -99,12 +101,22 @@ def extract_config(path: str, text: str, *, explicit: bool = True,
         if len(documents) > 1:
             first_reason = f"{first_reason} (in each of its {len(documents)} documents)"
         raise NotATrainingConfig(first_reason or "no training-config document")
+    if notes:
+        from lintlora.extract import Setups
+
+        return Setups(setups, notes)
     return setups
 
 
 def _document_setup(root: Any, path: str, kind: str, explicit: bool,
-                    text: str = "") -> TrainingSetup:
-    """The setup of one document, or :class:`NotATrainingConfig` with the reason."""
+                    text: str = "", command_line: CommandLine | None = None,
+                    notes: list[str] | None = None) -> TrainingSetup:
+    """The setup of one document, or :class:`NotATrainingConfig` with the reason.
+
+    With ``command_line``, the dialect is detected from the file as written, then its setup is
+    built from the file with the launch's overrides applied
+    (:func:`lintlora.extract.dialects.overrides.apply_launch`); words it could not apply are
+    added to ``notes``."""
     from lintlora.extract.dialects import detect
     from lintlora.extract.dialects._base import ConfigDoc
     from lintlora.extract.yaml_loader import YMap
@@ -119,6 +131,14 @@ def _document_setup(root: Any, path: str, kind: str, explicit: bool,
         raise NotATrainingConfig(
             "no axolotl, LLaMA-Factory, torchtune, litgpt, TrainingArguments/SFTConfig or LoRA "
             "keys")
+    if command_line is not None:
+        from lintlora.extract.dialects.overrides import apply_launch
+
+        new_root, problems = apply_launch(root, command_line, dialect.name)
+        if notes is not None:
+            notes.extend(f"launch {command_line.where}: {p}" for p in problems)
+        if new_root is not root:
+            doc = ConfigDoc(new_root, path, kind, interpolate=doc.interpolate, text=text)
     return dialect.build(doc)
 
 

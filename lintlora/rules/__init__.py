@@ -59,6 +59,8 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
     ("LL015", "lintlora.rules.ll015_kbit_prep_unquantized:KbitPrepUnquantized"),
     ("LL016", "lintlora.rules.ll016_quantized_without_adapter:QuantizedWithoutAdapter"),
     ("LL017", "lintlora.rules.ll017_fp16_overflow_model:Fp16OverflowModel"),
+    ("LL024", "lintlora.rules.ll024_sharded_qlora_quant_storage:ShardedQloraQuantStorage"),
+    ("LL025", "lintlora.rules.ll025_deepspeed_config_mismatch:DeepSpeedConfigMismatch"),
 )
 """``(code, "module:Class")`` of every built-in rule: the same table as pyproject's entry points
 (a test keeps the two equal)."""

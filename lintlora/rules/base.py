@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
-from lintlora.findings import Finding, Severity
+from lintlora.findings import Finding, RelatedLocation, Severity
 from lintlora.training_setup import Span, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,6 +70,7 @@ class Rule:
         fixed_setup: TrainingSetup | None = None,
         severity: Severity | None = None,
         rests_on: Iterable[str] = (),
+        related: Iterable[RelatedLocation] = (),
     ) -> Finding:
         """Build a finding with memory figures attached.
 
@@ -78,6 +79,9 @@ class Rule:
             fixed_setup: the setup after the fix, estimated for ``peak_after_fix_bytes``; when
                 ``None`` and ``fix_changes_memory`` is False, the "after" figure equals the
                 "before" one.
+            related: other places the finding rests on (:class:`RelatedLocation`: the launch
+                line of the run, a launch or config line a value came from), in order; a
+                repeated (span, message) pair is kept once.
         """
         where = span or setup.anchor or Span(setup.path, 1, 1)
         figures = context.figures(setup, fixed_setup, unchanged=not self.fix_changes_memory)
@@ -90,4 +94,14 @@ class Rule:
             fix=fix,
             estimate=figures,
             rests_on=tuple(rests_on),
+            related=_unique(related),
         )
+
+
+def _unique(related: Iterable[RelatedLocation]) -> tuple[RelatedLocation, ...]:
+    """``related`` without repeated entries, first occurrence kept."""
+    out: list[RelatedLocation] = []
+    for r in related:
+        if r not in out:
+            out.append(r)
+    return tuple(out)

@@ -30,6 +30,15 @@ would reset it). ``prepare_model_for_kbit_training`` on a base loaded unquantize
 nothing on (:func:`lintlora.facts.kbit_prep_without_checkpointing`; peft
 ``src/peft/utils/other.py``, 0.20.1.dev0): the message says so and, without a trainer flag to
 point at, the finding points at that call.
+
+When the run is known (issue 15): a launch passing ``--gradient_checkpointing True`` (origin
+``LAUNCH``) turns it on and the rule is silent; ``--gradient_checkpointing False`` is reported
+at the launch line; a launch that does not pass it makes the default the run's value, so the
+finding is not "info: unless passed at launch" but says "run.sh:3 does not pass
+--gradient_checkpointing" (:attr:`lintlora.facts.Fact.at_run`) at the usual severity, and
+its fix names the launch command. The run's FSDP activation checkpointing (an accelerate
+config's ``fsdp_activation_checkpointing: true``; litgpt on several devices) counts as on.
+Findings resting on the launch carry its line as a related location.
 """
 
 from __future__ import annotations
@@ -209,10 +218,20 @@ def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
     if framework == "unsloth":
         return ('Pass use_gradient_checkpointing="unsloth" (or True) to FastLanguageModel.get_peft_model.')
     trainer = setup.get("training.gradient_checkpointing")
+    if trainer.origin is Origin.LAUNCH and fact.span == (trainer.span or trainer.key_span):
+        text = (f"Pass gradient checkpointing on in the launch command ({facts.where(trainer.span)}: "
+                f"--gradient_checkpointing True in place of {trainer.source or 'the value passed'})")
+        if frozen:
+            text += ', with gradient_checkpointing_kwargs={"use_reentrant": False} (on a frozen base; why: LL009)'
+        return text + "."
     if setup.training is not None and facts.set_at_launch(trainer) \
             and fact.span == (trainer.span or trainer.key_span):
         how = (fact.at_launch or "").replace("unless ", "", 1)
-        if " is set at launch" in how:
+        if fact.at_run and " does not pass " in fact.at_run:
+            where, _, option = fact.at_run.partition(" does not pass ")
+            how = f"add {option} True to the command at {where}" if option.startswith("-") \
+                else f"pass the option in the command at {where}"
+        elif " is set at launch" in how:
             how = "set " + how.replace(" is set at launch", " at launch")
         else:
             how = "pass " + how.replace(" is passed at launch", " at launch") if how else "pass the option"
@@ -277,7 +296,7 @@ class GradientCheckpointingOff(Rule):
         capacity = figures.gpu_memory_bytes
         capacity_words = capacity_text(figures)
 
-        when = f" {fact.at_launch}" if fact.at_launch else ""
+        when = f" {fact.at_launch}" if fact.at_launch else f" ({fact.at_run})" if fact.at_run else ""
         parts = [f"Gradient checkpointing is off{when}: {_reason(setup, fact)}. Every layer keeps its "
                  "activations until the backward pass."]
         before = context.estimate(setup)
@@ -349,4 +368,18 @@ class GradientCheckpointingOff(Rule):
         yield self.finding(
             context, setup, span, " ".join(parts),
             fix=_fix_text(setup, fact, frozen), fixed_setup=fixed, severity=severity, rests_on=rests_on,
+            related=_related(setup, fact),
         )
+
+
+def _related(setup: TrainingSetup, fact: facts.Fact) -> tuple:
+    """The launch places the answer rests on: the launch line of the run when the answer is a
+    value the launch passed or a default it does not override (:attr:`facts.Fact.at_run`),
+    and the launch value itself."""
+    trainer = setup.get("training.gradient_checkpointing")
+    out: tuple = ()
+    if trainer.origin is Origin.LAUNCH and fact.span == (trainer.span or trainer.key_span):
+        out += facts.setting_related(trainer, trainer.source or "gradient_checkpointing")
+    if out or fact.at_run:
+        out = facts.launch_related(setup) + out
+    return out

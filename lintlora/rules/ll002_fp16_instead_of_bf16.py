@@ -11,6 +11,13 @@ rate on GPUs that have it (NVIDIA Ampere, compute capability 8.0, and newer). Fo
 binary16 and Google's bfloat16 (as ``torch.finfo(torch.float16).max`` / ``torch.finfo(
 torch.bfloat16).max`` report). Reported case: hiyouga/LlamaFactory#3638 (fp16=true on an A100).
 
+The run's precision counts too (issue 15, :func:`lintlora.facts.run_fp16_uses`): a value the
+launch passes (``--fp16 True`` in ``run.sh`` line 5, origin ``LAUNCH``: reported at that
+line), the launcher's ``--mixed_precision fp16`` and the distribution's ``mixed_precision``
+(an accelerate config's ``mixed_precision: fp16``, a DeepSpeed JSON's enabled ``fp16`` block);
+a DeepSpeed ``"auto"`` follows the training arguments, and ``bf16=True`` in them wins over the
+launcher. Such a finding carries the launch line and the value's line as related locations.
+
 Severity: warning on a GPU with bf16 support; info, with the condition stated, when no GPU was
 named; silent on GPUs without bf16 (T4, V100), where float16 is the right choice. Info when
 every float16 use is a default the user sets at launch (:func:`lintlora.facts.set_at_launch`).
@@ -25,7 +32,7 @@ from lintlora import facts
 from lintlora.findings import Finding, Severity
 from lintlora.rules._text import join_words
 from lintlora.rules.base import Rule
-from lintlora.training_setup import Setting, TrainingSetup
+from lintlora.training_setup import Origin, Setting, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -36,6 +43,9 @@ _PYTHON_FIX = {
     "training.fp16": "bf16=True instead of fp16=True",
     "quantization.bnb_4bit_compute_dtype": "bnb_4bit_compute_dtype=torch.bfloat16",
     "model.torch_dtype": "torch_dtype=torch.bfloat16",
+    "run.mixed_precision": "--mixed_precision bf16 in the launch command",
+    "distributed.mixed_precision": "bf16 in the run's configuration (accelerate mixed_precision: bf16, or "
+                                   'the DeepSpeed JSON\'s "bf16": {"enabled": true} in place of its fp16 block)',
     None: "torch.autocast(..., dtype=torch.bfloat16)",
 }
 
@@ -52,6 +62,11 @@ def _fixed_setup(setup: TrainingSetup, uses: list[facts.Use]) -> TrainingSetup:
     for use in uses:
         if use.path == "training.fp16":
             fixed = fixed.set("training.fp16", False, "LL002 fix").set("training.bf16", True, "LL002 fix")
+        elif use.path == "run.mixed_precision" and fixed.run is not None:
+            fixed = fixed.replace(run=dataclasses.replace(
+                fixed.run, mixed_precision=Setting.assumed("bf16", "LL002 fix")))
+        elif use.path == "distributed.mixed_precision":
+            fixed = fixed.set("distributed.mixed_precision", "bf16", "LL002 fix")
         elif use.path is not None:
             fixed = fixed.set(use.path, "bfloat16", "LL002 fix")
     if any(u.call is not None for u in uses):
@@ -67,12 +82,16 @@ def _fixed_setup(setup: TrainingSetup, uses: list[facts.Use]) -> TrainingSetup:
 
 
 def _fix_text(setup: TrainingSetup, uses: list[facts.Use]) -> str:
+    run_paths = ("run.mixed_precision", "distributed.mixed_precision")
     if setup.kind in ("yaml", "json"):
         wording = _YAML_FIX.get(setup.framework, "`bf16: true` instead of `fp16: true`")
-        return f"Use {wording}."
+        extra = [_PYTHON_FIX[u.path] for u in uses if u.path in run_paths]
+        return f"Use {join_words([wording, *dict.fromkeys(extra)])}."
     seen: list[str] = []
     for use in uses:
         text = _PYTHON_FIX[use.path]
+        if use.path == "training.fp16" and use.setting is not None and use.setting.origin is Origin.LAUNCH:
+            text = f"--bf16 True in place of {use.what} in the launch command ({facts.where(use.span)})"
         if text not in seen:
             seen.append(text)
     return (f"Use {join_words(seen)}. The memory stays the same; drop any GradScaler, bfloat16 does "
@@ -114,7 +133,7 @@ class Fp16InsteadOfBf16(Rule):
             where = "no GPU was named" if gpu is None else f"bf16 support of the {gpu.name} is not known"
             message = (f"Trains in float16 ({what}); if your GPU is Ampere or newer (A100, RTX 30xx/40xx, "
                        f"L4, H100...), use bfloat16 instead: {why}. ({where}: pass --gpu to decide.)")
-        hints = [facts.launch_hint(u.setting) for u in uses]
+        hints = [facts.launch_hint(u.setting, setup) for u in uses]
         if all(hints):
             # every float16 use is a default chosen at launch (facts.set_at_launch): info
             severity = Severity.INFO
@@ -122,8 +141,13 @@ class Fp16InsteadOfBf16(Rule):
         first = uses[0]
         rests_on = tuple(f"{u.what} ({u.setting.origin.value})" for u in uses
                          if u.setting is not None and u.setting.origin.is_default)
+        related: tuple = ()
+        for u in uses:
+            related += facts.setting_related(u.setting, u.what)
+        if related:
+            related = facts.launch_related(setup) + related
         yield self.finding(
             context, setup, first.span, message,
             fix=_fix_text(setup, uses), fixed_setup=_fixed_setup(setup, uses), severity=severity,
-            rests_on=rests_on,
+            rests_on=rests_on, related=related,
         )

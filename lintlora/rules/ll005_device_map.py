@@ -24,6 +24,15 @@ arguments, a rank read that places nothing: :data:`lintlora.facts.WEAK_PARALLEL_
 evidence. A ``device_map`` (or offload flag) that is a default the user sets at launch makes the
 finding info, with how it is set (:func:`lintlora.facts.launch_hint`).
 
+When the run is known (issue 15), its launch is evidence too, and the first named: a launch of
+more than one process (``torchrun --nproc_per_node 4``, ``accelerate launch --num_processes
+4``: :func:`lintlora.facts.launch_evidence`), or a distribution stating a world size above one
+(an accelerate config's ``num_processes``); the finding then carries a
+:class:`~lintlora.findings.RelatedLocation` at the launch line ("launched by run.sh:3 with 4
+processes"). A run known to be one process has no data-parallel evidence at all, whatever the
+file prepares for. A map that is a launch-time default the known launch does not override is
+the run's value: an error, worded "run.sh:3 does not pass --device_map".
+
 A branch on the world size is evidence only for the arm it guards: (a) and (b) judge the map a
 launcher's process passes (``ModelLoad.extra["device_map_launched"]``, read by the Python
 extractor with ``WORLD_SIZE=2``/``LOCAL_RANK=1`` where the map depends on them), so
@@ -126,6 +135,8 @@ def classify_device_map(value: Any) -> dict[str, Any]:
 
 def _evidence_phrase(evidence: tuple[Evidence, ...]) -> str:
     first = evidence[0]
+    if first.kind == "launch":  # the run's launch (facts.launch_evidence): "run.sh:3 launches 4 processes"
+        return first.detail or "the run is launched with several processes"
     words = _EVIDENCE_WORDS.get(first.kind, first.kind)
     if first.detail:
         words += f" ({first.detail})"
@@ -161,7 +172,7 @@ class DeviceMap(Rule):
         # `WORLD_SIZE`'s default) is not what runs; nor is a launch-time default such as an
         # argparse `--local_rank` (torch.distributed.launch passes it per process) for (b).
         launch_decided = dm.origin is Origin.ENV_DEFAULT or (
-            facts.set_at_launch(dm) and _RANK_OPTION.search(dm.source or "") is not None)
+            facts.set_at_launch(dm, setup) and _RANK_OPTION.search(dm.source or "") is not None)
         hard_coded = dm.origin in (Origin.LITERAL, Origin.VARIABLE, Origin.CONFIG_FILE)
         launched = setup.model.extra.get("device_map_launched") if setup.model is not None else None
         if launched is not None and launched.known:
@@ -177,8 +188,14 @@ class DeviceMap(Rule):
             if dm.known and dm.origin.is_default else ()
 
         # a map that is a default chosen at launch: said so, at info (facts.set_at_launch)
-        hint = facts.launch_hint(dm)
-        at_launch = f" This is {_map_text(dm.value)} {hint}." if hint else ""
+        hint = facts.launch_hint(dm, setup)
+        unpassed = facts.unpassed_hint(dm, setup)
+        at_launch = (f" This is {_map_text(dm.value)} {hint}." if hint
+                     else f" This is {_map_text(dm.value)}: {unpassed}." if unpassed else "")
+        # the places the data-parallel verdict rests on: the run's launch, a launch-passed map
+        related = (facts.launch_related(setup) if evidence and evidence[0].kind == "launch" else ()) \
+            + facts.setting_related(dm, _map_text(dm.value)) + (
+                facts.launch_related(setup) if unpassed else ())
 
         # (a) a map splitting the model, under data-parallel training
         by_launcher = ddp_map is not dm
@@ -202,18 +219,18 @@ class DeviceMap(Rule):
                      "and run a single process (python train.py, or accelerate launch --num_processes 1)."),
                 fixed_setup=setup.set("model.device_map", None, "LL005 fix: one replica per process"),
                 severity=Severity.INFO if hint and not by_launcher else Severity.ERROR,
-                rests_on=() if by_launcher else rests_on,
+                rests_on=() if by_launcher else rests_on, related=related,
             )
 
         # (b) everything on GPU 0, under data-parallel training
         if evidence and ddp_kind["zero"] and setup.is_training and (hard_coded or by_launcher):
             yield self._zero_finding(context, setup, (ddp_map.span or dm_span) if by_launcher else dm_span,
-                                     _map_text(ddp_map.value), evidence)
+                                     _map_text(ddp_map.value), evidence, related)
         if evidence and setup.is_training and not quantized:
             for call in setup.calls_of("model_move"):
                 if any(_device(a.value) == "cuda:0" for a in call.args.values() if a.known):
                     yield self._zero_finding(context, setup, call.span, f"{call.qualified_name}(\"cuda:0\")",
-                                             evidence)
+                                             evidence, related)
 
         # (c) a quantized model moved or cast by hand
         if quantized:
@@ -254,7 +271,7 @@ class DeviceMap(Rule):
                 message = (f"{lead}, for a model being trained: offloaded layers are copied to the GPU on "
                            f"every forward pass, which makes each step many times slower.{fit}")
                 severity = Severity.WARNING
-            flag_hint = facts.launch_hint(flag) if flag_on else None
+            flag_hint = facts.launch_hint(flag, setup) if flag_on else None
             if (hint or not kind["offloaded"]) and (flag_hint or not flag_on):
                 # every offload in the message is a default chosen at launch
                 message += "".join(f" This is {w} {h}." for w, h in (
@@ -269,7 +286,7 @@ class DeviceMap(Rule):
             )
 
     def _zero_finding(self, context: "Context", setup: TrainingSetup, span, what: str,
-                      evidence: tuple[Evidence, ...]) -> Finding:
+                      evidence: tuple[Evidence, ...], related: tuple = ()) -> Finding:
         return self.finding(
             context, setup, span,
             f"{what} puts the model on GPU 0 in every process, but {_evidence_phrase(evidence)}, so it "
@@ -277,7 +294,7 @@ class DeviceMap(Rule):
             "GPUs idle.",
             fix=f"Place each process's replica on its own GPU: {_PER_RANK_MAP}.",
             fixed_setup=setup.set("model.device_map", None, "LL005 fix: one replica per process"),
-            severity=Severity.WARNING,
+            severity=Severity.WARNING, related=related,
         )
 
     def _move_finding(self, context: "Context", setup: TrainingSetup, call: CallSite,

@@ -27,9 +27,15 @@ Severity:
 - info: the verdict rests on a default chosen at launch (:func:`lintlora.facts.set_at_launch`:
   an argparse option, a dataclass field, an environment variable), the model name included.
 
+A sharded run is judged per GPU when the estimate knows the sharding and the number of ranks
+(:mod:`lintlora.estimate.sharding_setup`: litgpt ``devices``, a torchtune distributed recipe,
+and the run's distribution): the message says "per GPU (DeepSpeed ZeRO-3 × 4 ranks)", the fix
+does not propose sharding again, and the finding carries the launch line when the run is known.
+
 Silent: no GPU named (nothing to fit against), the model unknown (no verdict is guessed), a file
-that does not train, a sharded run (DeepSpeed or FSDP named: the estimator models one device
-holding everything), and when LL001's fix (checkpointing on) alone makes it fit: LL001 is then
+that does not train, a sharded run whose number of ranks the estimate does not know (DeepSpeed
+or FSDP named, in the file or in the run's distribution), and when LL001's fix (checkpointing
+on) alone makes it fit: LL001 is then
 the finding that says so (one problem, one finding), unless LL001 is not selected.
 
 Anchor: where a user acts on it: the model load when the weights, gradients and optimizer states
@@ -89,6 +95,9 @@ def _sharded(setup: TrainingSetup) -> bool:
     model."""
     if any(e.kind in ("deepspeed", "fsdp") for e in setup.launch):
         return True
+    dist = setup.distributed
+    if dist is not None and (dist.backend.is_("deepspeed") or dist.backend.is_("fsdp")):
+        return True
     for key in ("training.deepspeed", "training.fsdp"):
         value = setup.get(key)
         if value.known and value.value not in (None, False, "", (), [], {}):
@@ -96,6 +105,14 @@ def _sharded(setup: TrainingSetup) -> bool:
         if not value.known and value.span is not None:
             return True
     return False
+
+
+def _per_rank(inputs) -> bool:
+    """Whether the estimate is the per-GPU peak of a sharded run: the estimator's inputs carry
+    the sharding (``zero_stage``/``fsdp``) and the number of ranks above one (from the run's
+    distribution, :mod:`lintlora.estimate.sharding_setup`)."""
+    return (getattr(inputs, "num_gpus", 1) or 1) > 1 and bool(getattr(inputs, "zero_stage", 0)
+                                                               or getattr(inputs, "fsdp", None))
 
 
 def _offloaded(setup: TrainingSetup) -> bool:
@@ -168,10 +185,10 @@ class _Basis:
         batch = _batch_setting(setup, inputs.batch_size) if "batch_size" not in assumed else None
         if batch is not None and batch.origin is Origin.LIBRARY_DEFAULT:
             self.guessed.append(f"{_possessive(batch)} default per_device_train_batch_size={inputs.batch_size}")
-        if batch is not None and facts.set_at_launch(batch):
-            self.launch.append(f"batch {inputs.batch_size} {facts.launch_hint(batch)}")
+        if batch is not None and facts.set_at_launch(batch, setup):
+            self.launch.append(f"batch {inputs.batch_size} {facts.launch_hint(batch, setup)}")
         if inputs.batch_size > 1 and ("batch_size" in assumed or batch is None or batch.origin is Origin.LIBRARY_DEFAULT
-                                      or facts.set_at_launch(batch)):
+                                      or facts.set_at_launch(batch, setup)):
             self.floor["batch_size"] = 1
             self.floor_words.append("batch 1")
 
@@ -179,10 +196,10 @@ class _Basis:
 
         seq = training_length(setup, inputs.seq_len)
         seq_from_file = "seq_len" not in assumed and seq.known and seq.value == inputs.seq_len
-        if seq_from_file and facts.set_at_launch(seq):
-            self.launch.append(f"{inputs.seq_len} tokens per sequence {facts.launch_hint(seq)}")
+        if seq_from_file and facts.set_at_launch(seq, setup):
+            self.launch.append(f"{inputs.seq_len} tokens per sequence {facts.launch_hint(seq, setup)}")
         if inputs.seq_len > 1 and (not seq_from_file or seq.origin is Origin.LIBRARY_DEFAULT
-                                   or facts.set_at_launch(seq)):
+                                   or facts.set_at_launch(seq, setup)):
             self.floor["seq_len"] = 1
             self.floor_words.append("1-token sequences")
 
@@ -200,8 +217,8 @@ class _Basis:
             self.floor_words.append("checkpointing on")
 
         name = setup.get("model.name_or_path")
-        if facts.set_at_launch(name):
-            self.model_at_launch = f"the model {name.value} {facts.launch_hint(name)}"
+        if facts.set_at_launch(name, setup):
+            self.model_at_launch = f"the model {name.value} {facts.launch_hint(name, setup)}"
 
     @property
     def words(self) -> str:
@@ -318,12 +335,14 @@ class DoesNotFit(Rule):
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         capacity = context.gpu_memory_bytes
-        if not setup.is_training or not capacity or _sharded(setup) or _offloaded(setup):
+        if not setup.is_training or not capacity or _offloaded(setup):
             return
         estimate = context.estimate(setup)
         inputs = getattr(estimate, "inputs", None)
         if estimate is None or inputs is None or inputs.method == "load":
             return
+        if _sharded(setup) and not _per_rank(inputs):
+            return  # sharded over a number of GPUs the estimate does not know
         from lintlora.estimate.verdict import comfortable_bytes, verdict
 
         state = verdict(estimate.device_bytes, capacity)
@@ -351,10 +370,12 @@ class DoesNotFit(Rule):
         phase = phase_words(estimate.peak_phase)
         peak = estimate.device_bytes
         parts: list[str] = []
+        sharding = getattr(estimate, "sharding", "") or ""
+        per_gpu = f" per GPU ({sharding})" if sharding and (getattr(estimate.inputs, "num_gpus", 1) or 1) > 1 else ""
         if state == "over":
-            parts.append(f"Estimated peak {gib(peak)} ({phase}{dims}) does not fit on {where_gpu} ({cap}).")
+            parts.append(f"Estimated peak {gib(peak)}{per_gpu} ({phase}{dims}) does not fit on {where_gpu} ({cap}).")
         else:
-            parts.append(f"Estimated peak {gib(peak)} ({phase}{dims}) leaves {gib(capacity - peak)} of {where_gpu}'s "
+            parts.append(f"Estimated peak {gib(peak)}{per_gpu} ({phase}{dims}) leaves {gib(capacity - peak)} of {where_gpu}'s "
                          f"{cap} free, less than the 10% the estimate's accuracy calls for: it may run out of "
                          "memory on a longer batch than the estimate's or with a fragmented allocator.")
 
@@ -442,9 +463,12 @@ class DoesNotFit(Rule):
                 else:
                     parts.append(f"No change lintlora knows of would {goal}; {larger}.")
                 fix = (f"Train on a GPU with more memory ({larger}), or shard the model over several GPUs "
-                       "(FSDP or DeepSpeed ZeRO-3).")
+                       "(FSDP or DeepSpeed ZeRO-3)." if not per_gpu else
+                       f"Train on GPUs with more memory ({larger}, per GPU as sharded), or on more of them: "
+                       f"{sharding} shares the sharded terms among the ranks.")
         if best is not None:
             figures = dataclasses.replace(figures, peak_after_fix_bytes=best.device_bytes)
         return Finding(code=self.code, name=self.name, severity=severity,
                        span=span or setup.anchor or Span(setup.path, 1, 1),
-                       message=" ".join(parts), fix=fix, estimate=figures, rests_on=tuple(rests_on))
+                       message=" ".join(parts), fix=fix, estimate=figures, rests_on=tuple(rests_on),
+                       related=facts.launch_related(setup) if per_gpu or setup.run is not None else ())

@@ -269,6 +269,9 @@ def _ddp(setup: TrainingSetup, wraps: tuple[CallSite, ...], variant: str) -> tup
     evidence = facts.data_parallel(setup)
     if not evidence or any(e.kind in ("deepspeed", "fsdp") for e in evidence):
         return None
+    dist = setup.distributed  # the run's own distribution (issue 15): DeepSpeed/FSDP are not DDP
+    if dist is not None and (dist.backend.is_("deepspeed") or dist.backend.is_("fsdp")):
+        return None
     for name in ("deepspeed", "fsdp"):
         s = setup.get(f"training.{name}")
         if not s.known or s.value not in (None, "", False, ()):

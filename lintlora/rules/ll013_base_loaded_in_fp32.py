@@ -104,11 +104,11 @@ class BaseLoadedInFp32(Rule):
                    f"stored weights, so the frozen base takes twice the memory it needs (BN17: "
                    f"MakazhanAlpamys/Soup#339).{weights_phrase(context, setup, fixed)}")
         severity = self.severity
-        hint = facts.launch_hint(dtype) if dtype.known else None
+        hint = facts.launch_hint(dtype, setup) if dtype.known else None
         if hint:
             severity = Severity.INFO
             message += f" torch_dtype=float32 applies {hint}."
-        flag_hints = [facts.launch_hint(u.setting) for u in uses]
+        flag_hints = [facts.launch_hint(u.setting, setup) for u in uses]
         if all(flag_hints):
             # the 16-bit run itself is a default chosen at launch (TRL's bf16 = not fp16 read
             # through TrlParser): the launch may well ask for float32

@@ -137,8 +137,8 @@ class ComputeDtypeFp32(Rule):
                    f"bitsandbytes PR #2077).{timing}")
         rests_on = (f"bnb_4bit_compute_dtype=float32 ({compute.source or 'library default'})",) if defaulted else ()
         severity = self.severity
-        hints = [facts.launch_hint(u.setting) for u in uses] if uses else [facts.launch_hint(load)]
-        written_hint = None if defaulted else facts.launch_hint(compute)
+        hints = [facts.launch_hint(u.setting, setup) for u in uses] if uses else [facts.launch_hint(load, setup)]
+        written_hint = None if defaulted else facts.launch_hint(compute, setup)
         if all(hints) or written_hint:
             # the 16-bit run (or the float32 written) is a default chosen at launch
             severity = Severity.INFO

@@ -49,6 +49,8 @@ def _fp32_setup(setup: TrainingSetup, uses: list[facts.Use]) -> TrainingSetup:
     for use in uses:
         if use.path == "training.fp16":
             fixed = fixed.set("training.fp16", False, "LL017 fix: float32")
+        elif use.path is not None and use.path.startswith(("run.", "distributed.")):
+            fixed = fixed.set(use.path, "no", "LL017 fix: no mixed precision")
         elif use.path is not None:
             fixed = fixed.set(use.path, "float32", "LL017 fix: float32")
     if not any(u.path == "model.torch_dtype" for u in uses) and setup.model is not None:
@@ -118,7 +120,7 @@ class Fp16OverflowModel(Rule):
             fix = ("On Ampere or newer: `bf16: true` in place of `fp16: true`; on T4/V100: remove `fp16: true` "
                    "(float32)." if supported is not False else "Remove `fp16: true` and train in float32.")
         severity = self.severity
-        hints = [facts.launch_hint(u.setting) for u in uses]
+        hints = [facts.launch_hint(u.setting, setup) for u in uses]
         if all(hints):
             severity = Severity.INFO
             message += " " + " ".join(f"{u.what} applies {h}." for u, h in zip(uses, hints))

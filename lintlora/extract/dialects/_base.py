@@ -25,6 +25,7 @@ from lintlora.training_setup import Origin, Setting, Span, TrainingSetup
 
 __all__ = [
     "ConfigDoc",
+    "LaunchEntry",
     "BadValue",
     "as_bool",
     "as_int",
@@ -194,6 +195,18 @@ def added_tokens(doc: "ConfigDoc", keys: tuple[str, ...], source: str) -> dict[s
     return {}
 
 
+# ---- values set at launch ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class LaunchEntry(YEntry):
+    """An entry set (or replaced) by the launch's command line
+    (:mod:`lintlora.extract.dialects.overrides`): its Setting has origin ``LAUNCH`` and
+    ``source`` the words (``"lora_rank=16 (run.sh:4)"``); ``note`` says why the value is
+    unknown (a word the shell reader could not follow), empty when it is known."""
+
+    source: str = ""
+    note: str = ""
+
+
 # ---- the document ------------------------------------------------------------------------------
 _INTERP = re.compile(r"\$\{([^{}]*)\}")
 _MAX_INTERP_DEPTH = 16
@@ -295,6 +308,14 @@ class ConfigDoc:
         """The Setting of one entry (see :meth:`setting`)."""
         name = expr or e.key
         source = None
+        if isinstance(e, LaunchEntry):
+            if e.note:
+                return Setting(None, Origin.UNKNOWN, e.value.span, e.key_span, e.note,
+                               f"{name}: (set at launch)")
+            s = self.entry_setting(YEntry(e.key, e.key_span, e.value), convert, expr=expr, key=key)
+            if not s.known:
+                return s
+            return Setting(s.value, Origin.LAUNCH, s.span, s.key_span, e.source, s.expr)
         if isinstance(e.value, YScalar):
             value, source = self._resolve_scalar(e.value, key or e.key, 0)
             if value is _UNRESOLVED:
