@@ -97,3 +97,19 @@ def test_stacks_that_set_the_compute_dtype_are_silent():
                 "fixtures/estimate/frame/unsloth_readme_sft.py"):
         result = lint(ROOT / rel, Settings(gpu="a100-80gb"))
         assert "LL014" not in [f.code for f in result.findings], rel
+
+
+def test_the_launchers_mixed_precision_is_a_16_bit_run(tmp_path):
+    """`accelerate launch --mixed_precision bf16 train.py` with no precision flag in the script."""
+    import dataclasses
+
+    from lintlora.training_setup import Origin, RunLaunch, Setting, Span
+
+    rest = REST.replace('bf16=True, ', '')
+    s = setup_of(tmp_path, rest=rest)
+    assert run(s, "a100-80gb") == []  # float32 compute with a float32 run: nothing to say
+    launch = Span(str(tmp_path / "run.sh"), 3)
+    mp = Setting("bf16", Origin.LAUNCH, launch, None, "--mixed_precision bf16 (run.sh:3)")
+    s = dataclasses.replace(s, run=RunLaunch(launch, "accelerate", mixed_precision=mp))
+    [f] = run(s, "a100-80gb")
+    assert "mixed_precision bf16" in f.message and "torch.bfloat16" in f.fix
