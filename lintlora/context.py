@@ -228,6 +228,27 @@ class Context:
                 out.append((package, str(used.version), used.where))
         return tuple(out)
 
+    def time_estimate(self, setup: TrainingSetup) -> Any:
+        """The training time per micro-batch of ``setup`` on the named GPU
+        (:func:`lintlora.estimate.compute.estimate_time`, a ``TimeEstimate``), or ``None``
+        without a GPU, an estimate, or for a setup that trains nothing. A 4-bit base whose
+        ``bnb_4bit_compute_dtype`` is float32 while the run computes in 16 bits has its
+        quantized matmuls priced at the GPU's float32 rate."""
+        gpu = self.gpu
+        est = self.estimate(setup)
+        inputs = getattr(est, "inputs", None)
+        arch = self.architecture(setup)
+        if gpu is None or inputs is None or arch is None or getattr(inputs, "method", None) == "load":
+            return None
+        from lintlora.estimate.compute import estimate_time
+
+        tflops = gpu.training_tflops(inputs.compute_dtype)
+        quant_tflops = None
+        if inputs.quant in ("nf4", "fp4") and inputs.quant_compute_dtype == "float32":
+            quant_tflops = gpu.training_tflops("float32")
+        return estimate_time(inputs, arch, tflops, gpu.memory_bandwidth_gbps,
+                             quant_matmul_tflops=quant_tflops)
+
     # ---- GPU ---------------------------------------------------------------------------------
     @property
     def gpu(self) -> "Gpu | None":

@@ -21,6 +21,7 @@ default it does not override is the run's value too (:func:`run_decides`), worde
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import os
@@ -34,6 +35,8 @@ __all__ = [
     "dataloader_workers", "LAUNCH_ORIGINS", "set_at_launch", "launch_hint", "added_tokens",
     "has_hf_model", "deciding_call", "peft_wraps", "unsure_peft_wrap", "kbit_prep_checkpoints",
     "kbit_prep_without_checkpointing", "checkpointing_reset", "KBIT_PREP_SOURCE",
+    "prequantized_name", "half_precision_uses", "half_dtype", "OverflowFamily", "OVERFLOW_FAMILIES",
+    "overflow_family",
     "RUN_DECIDED_ORIGINS", "run_decides", "unpassed_hint", "run_processes", "launch_evidence",
     "launch_related", "setting_related", "sharded_run", "where", "run_fp16_uses", "Sharding",
 ]
@@ -188,6 +191,16 @@ _PREQUANTIZED_NAME = ("gptq", "awq", "bnb", "4bit", "8bit", "int4", "int8", "nf4
 """Words in a hub id that mark a checkpoint saved quantized (``TheBloke/...-GPTQ``,
 ``unsloth/...-bnb-4bit``): its config.json carries the quantization, so the model loads
 quantized without a config in the script."""
+
+
+def prequantized_name(name: Setting | None) -> bool:
+    """Whether a model id names a checkpoint saved quantized (:data:`_PREQUANTIZED_NAME`:
+    ``TheBloke/...-GPTQ``, ``unsloth/...-bnb-4bit``), which loads quantized without a
+    quantization config in the script. ``False`` for an unresolved or non-string name."""
+    if name is None or not name.known or not isinstance(name.value, str):
+        return False
+    low = name.value.lower()[:400]
+    return any(word in low for word in _PREQUANTIZED_NAME)
 
 
 def _quantized_base(bits: Setting | None, method: Setting | None, name: Setting | None) -> bool | None:
@@ -836,3 +849,111 @@ def unsure_peft_wrap(setup: TrainingSetup) -> bool:
             if trainable is None or not trainable.known:
                 return True
     return False
+
+
+# ---- facts added for LL013, LL014 and LL017 --------------------------------------------------
+
+def half_precision_uses(setup: TrainingSetup) -> list[Use]:
+    """The places that make the run compute in 16 bits, in this order: the trainer's ``bf16``
+    and ``fp16`` flags (known to be True, a library default included: TRL's configs default to
+    ``bf16 = not fp16``, trl ``trl/trainer/base_config.py`` v1.9.0), then the per-step
+    ``autocast`` calls (``Accelerator(mixed_precision=...)`` among them) in float16 or
+    bfloat16. Not the load dtype nor the 4-bit compute dtype (what the rules about those ask).
+    ``Use.setting.value``/``Use.call.args["dtype"]`` says which; :func:`half_dtype` reads it."""
+    uses: list[Use] = []
+    config = setup.kind in ("yaml", "json")
+    for key in ("bf16", "fp16"):
+        flag = setup.get(f"training.{key}")
+        if flag.known and flag.value is True:
+            what = f"{key}: true" if config else f"{key}=True"
+            where = flag.span or flag.key_span or (setup.training.span if setup.training is not None else None)
+            uses.append(Use(what, f"training.{key}", where, setting=flag))
+    for call in setup.calls_of("autocast"):
+        dtype = call.args.get("dtype")
+        per_step = call.in_step_callback or "mixed_precision" in call.args
+        if per_step and dtype is not None and dtype.known and dtype.value in ("float16", "bfloat16"):
+            what = (f'Accelerator(mixed_precision="{"bf16" if dtype.value == "bfloat16" else "fp16"}")'
+                    if "mixed_precision" in call.args else f"autocast(dtype=torch.{dtype.value})")
+            uses.append(Use(what, None, call.span, call=call))
+    # the run's own mixed precision (issue 15): the launcher's --mixed_precision, an accelerate
+    # config's or DeepSpeed JSON's (not when the training arguments say otherwise)
+    if not any(u.path in ("training.bf16", "training.fp16") for u in uses):
+        run_mp = setup.run.mixed_precision if setup.run is not None else None
+        dist_mp = setup.distributed.mixed_precision if setup.distributed is not None else None
+        for path, s in (("run.mixed_precision", run_mp), ("distributed.mixed_precision", dist_mp)):
+            if s is not None and s.known and s.value in ("fp16", "bf16"):
+                uses.append(Use(f"mixed_precision {s.value}", path, s.span, setting=s))
+                break
+    return uses
+
+
+def half_dtype(use: Use) -> str:
+    """``"bfloat16"`` or ``"float16"``: the 16-bit type one of :func:`half_precision_uses`
+    asks for."""
+    if use.path == "training.bf16":
+        return "bfloat16"
+    if use.path == "training.fp16":
+        return "float16"
+    if use.setting is not None and use.setting.value in ("bf16", "fp16"):
+        return "bfloat16" if use.setting.value == "bf16" else "float16"
+    dtype = use.call.args.get("dtype") if use.call is not None else None
+    return "bfloat16" if dtype is not None and dtype.is_("bfloat16") else "float16"
+
+
+# ---- model families that overflow float16 (LL017, LL013) ------------------------------------
+
+@dataclass(frozen=True)
+class OverflowFamily:
+    """A model family known to overflow float16.
+
+    Attributes:
+        label: for messages (``"Qwen2/2.5/3"``).
+        model_types: HF ``model_type`` values of its configs.
+        name: a pattern on the hub id (case-insensitive).
+        sources: the public reports (``owner/repo#N``), the bug-reports entry first.
+    """
+
+    label: str
+    model_types: frozenset
+    name: re.Pattern
+    sources: str
+
+
+OVERFLOW_FAMILIES: tuple[OverflowFamily, ...] = (
+    OverflowFamily("Gemma-2/3/4", frozenset({"gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma4", "gemma4_text"}),
+           re.compile(r"(?i)(?:^|[/_-])(?:code)?gemma-?(?:2|3|4)(?:n)?(?:$|[-_.])"),
+           "BN29/BN30: hiyouga/LlamaFactory#7755 (Gemma-3 LoRA, fp16 on V100S: loss 0), unslothai/unsloth "
+           "PR #5092 (Gemma-4 fp16: gate/up saturate at 65,504, down_proj gives +inf; unsloth routes Gemma-3/3n "
+           "to float32)"),
+    OverflowFamily("Qwen2/2.5/3", frozenset({"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_vl", "qwen2_5_vl"}),
+           re.compile(r"(?i)(?:^|[/_-])qwen(?:2|2\.5|3)(?:$|[-_.])"),
+           "BN27/BN28: QwenLM/Qwen3#670 and #868 (Qwen2-7B in fp16: NaN logits, loss 0; the maintainer: trained "
+           "in bf16, use bf16 or fp32), lzhxmu/CPPO#3 (Qwen2.5-7B GRPO in fp16 on V100: grad_norm NaN)"),
+    OverflowFamily("T5/mT5/Flan-T5", frozenset({"t5", "mt5", "umt5", "longt5"}),
+           re.compile(r"(?i)(?:^|[/_-])(?:flan-|m|um|by|long-?)?t5(?:$|[-_.])"),
+           "huggingface/transformers#14189 (T5-v1.1 loss NaN with fp16), #10956 (T5/mT5 inf under amp: a "
+           "bfloat16-trained model does not fit float16), #5651 (T5DenseReluDense overflow: 66,246 > 65,504), "
+           "google-research/text-to-text-transfer-transformer#539 (\"All of our experiments use bfloat16 "
+           "activations\")"),
+)
+"""The families, with their sources (bug-reports-2 BN27-BN30; the T5 threads from the issues
+corpus). A family is added only with a public report of float16 training or inference turning
+into inf/NaN on its released checkpoints."""
+
+
+def overflow_family(setup: TrainingSetup, model_type: str | None = None) -> OverflowFamily | None:
+    """The :data:`OVERFLOW_FAMILIES` entry of the setup's model, by ``model_type`` (when the architecture
+    is known) or by the hub id; ``None`` for another or an unresolved model."""
+    if model_type:
+        for fam in OVERFLOW_FAMILIES:
+            if model_type in fam.model_types:
+                return fam
+        return None
+    name = setup.get("model.name_or_path")
+    if not name.known or not isinstance(name.value, str):
+        return None
+    text = name.value[:300]
+    for fam in OVERFLOW_FAMILIES:
+        if fam.name.search(text):
+            return fam
+    return None

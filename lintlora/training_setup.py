@@ -315,7 +315,10 @@ class CallSite:
             ``"model_cast"`` (``.half()``/``.float()``/``.bfloat16()``/``.to(dtype)`` on a
             loaded or wrapped model, the target in ``args["dtype"]``),
             ``"cast_trainable_fp32"`` (``.float()``/``.to(torch.float32)`` in a loop over a
-            model's parameters or modules, or peft's ``cast_mixed_precision_params``); a
+            model's parameters or modules, or peft's ``cast_mixed_precision_params``),
+            ``"merge_and_unload"`` (peft's ``merge_and_unload()``; ``args["before_train"]``:
+            whether a recognised trainer's ``.train()`` comes after it, absent when the file
+            calls none); a
             ``register_forward_hook`` on the input embeddings is recorded as
             ``"enable_input_require_grads"``. Plugins may add their own kinds.
         qualified_name: the resolved name (``torch.cuda.empty_cache``) or, for method calls,

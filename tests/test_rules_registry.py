@@ -31,6 +31,11 @@ EXPECTED = {
     "LL010": "precision-unsupported-by-gpu",
     "LL011": "fp16-trainable-weights",
     "LL012": "target-modules-unmatched",
+    "LL013": "base-loaded-in-fp32",
+    "LL014": "compute-dtype-fp32",
+    "LL015": "kbit-prep-unquantized",
+    "LL016": "quantized-without-adapter",
+    "LL017": "fp16-overflow-model",
     "LL024": "sharded-qlora-quant-storage",
     "LL025": "deepspeed-config-mismatch",
 }

@@ -14,6 +14,15 @@ Formulas (estimator-notes §3 "Time estimate"; Kaplan et al. 2020 for 2·N FLOPs
 * QLoRA dequantizes every quantized weight in each pass: ``passes × 6 B × N_quantized /
   bandwidth`` per micro-batch (passes 2, 3 with checkpointing; 6 B ≈ read 0.5 B packed +
   write and read 2 B bf16 + constants), which matches litgpt's 1.56× (7B) slow-down at mb1.
+* A 4-bit base whose ``bnb_4bit_compute_dtype`` is float32 (transformers' ``BitsAndBytesConfig``
+  default, ``src/transformers/utils/quantization_config.py``) while the run computes in 16 bits:
+  bitsandbytes dequantizes to float32 and multiplies in float32 (``bitsandbytes/nn/modules.py``
+  ``Linear4bit.forward`` casts the input to ``compute_dtype``), so the quantized linears' share of
+  the FLOPs (``2·block_linear_params`` of ``F``) runs at ``quant_matmul_tflops`` (the GPU's
+  float32 rate, :meth:`lintlora.estimate.gpus.Gpu.training_tflops`: half the 16-bit tensor
+  rate, the TF32 figure, a lower bound: PyTorch leaves TF32 matmuls off by default since 1.12,
+  ``torch.backends.cuda.matmul.allow_tf32 = False``), and the dequantized copy is 4 B a weight:
+  ``10 B`` per weight and pass (0.5 B packed + write and read 4 B + constants).
 """
 
 from __future__ import annotations
@@ -59,10 +68,13 @@ def mfu_assumption(tokens_per_microbatch: int) -> float:
 
 
 def estimate_time(inputs: EstimateInputs, arch: Architecture, tflops: float | None,
-                  bandwidth_gbps: float | None = None, tokens: int | None = None) -> TimeEstimate | None:
+                  bandwidth_gbps: float | None = None, tokens: int | None = None, *,
+                  quant_matmul_tflops: float | None = None) -> TimeEstimate | None:
     """Time per micro-batch and for ``tokens`` training tokens on a GPU with ``tflops`` peak.
 
-    Returns ``None`` when the GPU's TFLOP/s is unknown.
+    ``quant_matmul_tflops``: the rate of the quantized linears' matmuls when it differs from
+    ``tflops`` (a float32 ``bnb_4bit_compute_dtype`` under 16-bit training, see the module
+    docstring); ``None``: the same rate. Returns ``None`` when the GPU's TFLOP/s is unknown.
     """
     if not tflops:
         return None
@@ -77,15 +89,25 @@ def estimate_time(inputs: EstimateInputs, arch: Architecture, tflops: float | No
         mult += 1
     flops_tok = mult * f
     mfu = mfu_assumption(inputs.tokens)
-    compute_s = inputs.tokens * flops_tok / (tflops * 1e12 * mfu)
+    slow_q = bool(inputs.quant and quant_matmul_tflops and quant_matmul_tflops != tflops)
+    if slow_q:
+        f_q = min(f, 2 * arch.block_linear_params)
+        compute_s = inputs.tokens * mult * ((f - f_q) / (tflops * 1e12 * mfu)
+                                            + f_q / (quant_matmul_tflops * 1e12 * mfu))
+    else:
+        compute_s = inputs.tokens * flops_tok / (tflops * 1e12 * mfu)
     dq = 0.0
     notes = [f"{mult}×forward FLOPs per token ({'full fine-tuning' if inputs.method == 'full' else 'no frozen-weight gradients'}"
              f"{', + recomputation' if inputs.gradient_checkpointing else ''}); MFU {mfu:.2f} assumed at "
              f"{inputs.tokens:,} tokens per micro-batch on {tflops:g} TFLOP/s peak"]
+    if slow_q:
+        notes.append(f"4-bit matmuls in float32 (bnb_4bit_compute_dtype): the quantized linears' FLOPs at "
+                     f"{quant_matmul_tflops:g} TFLOP/s")
     if inputs.quant and bandwidth_gbps:
         passes = 3 if inputs.gradient_checkpointing else 2
-        dq = passes * 6 * arch.block_linear_params / (bandwidth_gbps * 1e9)
-        notes.append(f"QLoRA dequantization: {passes} passes × 6 B × {arch.block_linear_params:,} weights "
+        per_weight = 10 if slow_q else 6
+        dq = passes * per_weight * arch.block_linear_params / (bandwidth_gbps * 1e9)
+        notes.append(f"QLoRA dequantization: {passes} passes × {per_weight} B × {arch.block_linear_params:,} weights "
                      f"at {bandwidth_gbps:g} GB/s = {dq * 1000:.0f} ms per micro-batch")
     step = compute_s + dq
     tps = inputs.tokens / step if step else 0.0

@@ -651,6 +651,8 @@ class SectionBuilders:
             positional = positional_parameters("BitsAndBytesConfig") if method == "bitsandbytes" else ()
             args, complete, unresolved = r.call_kwargs(v.node, v.env or r.module_env,
                                                        rec.order if rec else 0, positional)
+            # `bnb.bnb_4bit_compute_dtype = torch.bfloat16` after the config is built (LL014)
+            args = self.apply_object_writes(v, args)
             method_s = Setting.literal(method, self.span(v.node))
             if method == "bitsandbytes":
                 defaults = defaults_for("BitsAndBytesConfig")

@@ -211,6 +211,7 @@ class _Found:
     evidence: list = field(default_factory=list)    # Evidence
     env_reads: list = field(default_factory=list)   # (node, key, how): rank/world-size reads
     training_signals: int = 0
+    train_orders: list = field(default_factory=list)  # statement order of each trainer.train()
     unsloth: bool = False
     canon: dict = field(default_factory=dict)       # id(record) -> canonical name
 
@@ -519,6 +520,11 @@ class _Extractor(SectionBuilders):
         if method == "resize_token_embeddings":
             f.calls.append((rec, "resize_token_embeddings", None))
             return
+        if method == "merge_and_unload":
+            # peft's PeftModel/LoraModel.merge_and_unload(): the adapters are folded into the
+            # base and removed (LL016: before train() on a quantized base nothing trains)
+            f.calls.append((rec, "merge_and_unload", None))
+            return
         if method == "add_adapter" and rec.node.args:
             # transformers' PeftAdapterMixin.add_adapter(adapter_config): adapters on the model
             f.calls.append((rec, "add_adapter", None))
@@ -562,6 +568,10 @@ class _Extractor(SectionBuilders):
             if method == "train":
                 if recv.data in _TRAINERS or recv.data in _MODEL_FLOW:
                     f.training_signals += 1
+                if recv.data in _TRAINERS:
+                    # trainer.train(): where training starts, in statement order (a
+                    # merge_and_unload() call records whether it comes before: LL016)
+                    f.train_orders.append(rec.order)
                 return
             if recv.data not in _MODEL_FLOW and recv.data != "peft.PeftModel.from_pretrained":
                 return
@@ -636,6 +646,12 @@ class _Extractor(SectionBuilders):
                     args["gradient_checkpointing_kwargs"] = self.setting(a[0], a[1], a[2])
             elif kind == "empty_cache":
                 pass
+            elif kind == "merge_and_unload":
+                # whether a trainer's .train() runs after it (statement order); unknown
+                # without a train() the file calls on a trainer it recognises
+                if found.train_orders:
+                    args["before_train"] = Setting.literal(
+                        any(o > rec.order for o in found.train_orders), self.span(rec.node))
             elif kind == "model_move":
                 raw, _c, _u = r.call_kwargs(rec.node, env, rec.order, ("device",))
                 if "device" in raw:

@@ -54,6 +54,11 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
     ("LL010", "lintlora.rules.ll010_precision_unsupported_by_gpu:PrecisionUnsupportedByGpu"),
     ("LL011", "lintlora.rules.ll011_fp16_trainable_weights:Fp16TrainableWeights"),
     ("LL012", "lintlora.rules.ll012_target_modules_unmatched:TargetModulesUnmatched"),
+    ("LL013", "lintlora.rules.ll013_base_loaded_in_fp32:BaseLoadedInFp32"),
+    ("LL014", "lintlora.rules.ll014_compute_dtype_fp32:ComputeDtypeFp32"),
+    ("LL015", "lintlora.rules.ll015_kbit_prep_unquantized:KbitPrepUnquantized"),
+    ("LL016", "lintlora.rules.ll016_quantized_without_adapter:QuantizedWithoutAdapter"),
+    ("LL017", "lintlora.rules.ll017_fp16_overflow_model:Fp16OverflowModel"),
     ("LL024", "lintlora.rules.ll024_sharded_qlora_quant_storage:ShardedQloraQuantStorage"),
     ("LL025", "lintlora.rules.ll025_deepspeed_config_mismatch:DeepSpeedConfigMismatch"),
 )

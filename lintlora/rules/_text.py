@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from lintlora.findings import MemoryFigures
 from lintlora.report import gib, gpu_size as capacity  # one wording of sizes for rules and reports
 
-__all__ = ["gib", "count", "join_words", "peak_phrase", "fits", "capacity", "HEADROOM"]
+__all__ = ["gib", "count", "join_words", "peak_phrase", "fits", "capacity", "HEADROOM", "weights_phrase"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.context import Context
+    from lintlora.training_setup import TrainingSetup
 
 HEADROOM = 0.10
 """Share of the GPU's memory an estimate must leave free to count as "fits comfortably".
@@ -50,3 +54,20 @@ def peak_phrase(figures: MemoryFigures) -> str | None:
     if figures.gpu_memory_bytes:
         text += f" ({figures.gpu or 'GPU'}: {capacity(figures)})"
     return text
+
+
+def weights_phrase(context: "Context", setup: "TrainingSetup", fixed: "TrainingSetup") -> str:
+    """``" Estimated weights: 37.4 GiB as written (...), 12.6 GiB with the fix."``, or ``""``
+    without an estimate (unknown model): the ``weights`` terms of the two estimates (the
+    estimator counts the 16-bit copies torch autocast casts of float32 weights and keeps for
+    backward there: ``lintlora/estimate/memory.py``)."""
+    before = context.estimate(setup)
+    after = context.estimate(fixed)
+    if before is None or after is None:
+        return ""
+    wb = dict(getattr(before, "breakdown", {}) or {}).get("weights")
+    wa = dict(getattr(after, "breakdown", {}) or {}).get("weights")
+    if not wb or not wa or wb == wa:
+        return ""
+    return (f" Estimated weights: {gib(wb)} as written (float32, and the 16-bit copies autocast keeps of float32 "
+            f"weights for backward), {gib(wa)} with the fix.")
