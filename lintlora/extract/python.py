@@ -102,6 +102,14 @@ def _same_guards(a: tuple, b: tuple) -> bool:
                                     for x, y in zip(a, b))
 
 
+def _numbered(calls: tuple, more: list) -> tuple:
+    """``calls`` followed by ``more``, numbered on (``CallSite.order``) after them."""
+    import dataclasses
+
+    start = len(calls)
+    return tuple(calls) + tuple(dataclasses.replace(c, order=start + i) for i, c in enumerate(more))
+
+
 def _is_trl_trainer(canon: str) -> bool:
     """A TRL trainer class by its canonical name (``trl.SFTTrainer``, ``trl.PPOTrainer``,
     ``trl.experimental.orpo.ORPOTrainer``...): every one takes ``peft_config=`` and wraps the
@@ -807,6 +815,9 @@ class _Extractor(SectionBuilders):
     def assemble(self, found: _Found) -> list[TrainingSetup]:
         self.found = found
         calls = self.call_sites(found)
+        from lintlora.extract.pyidioms16 import file_calls
+
+        calls = _numbered(calls, file_calls(self))  # issue 16: pad token, compute_loss overrides
         from lintlora.extract.pylaunch import docstring_launch, module_docstring
 
         evidence = tuple(found.evidence) + tuple(
@@ -955,6 +966,9 @@ class _Extractor(SectionBuilders):
         anchor = self.span(rec.node)
         # a trainer's own peft_config= wrap belongs to its setup only (two trainers, one file)
         calls = tuple(c for c in calls if c.kind != "trainer_peft_config" or c.span == anchor)
+        from lintlora.extract.pyidioms16 import trainer_calls
+
+        calls = _numbered(calls, trainer_calls(self, rec, trainer_canon, args, tv))  # issue 16
         return TrainingSetup(
             path=self.path, kind=self.kind,
             framework=self.framework(found, trainer_canon, training_canon),
