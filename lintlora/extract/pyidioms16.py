@@ -32,6 +32,8 @@ syntax tree. Three kinds are file-level (:func:`file_calls`), one is per trainer
       ``data/data_collator.py``) and ``collator_columns`` (a tuple of the example keys a
       local collator reads: ``f["text"]`` / ``f.get("text")`` for ``f`` in its features
       argument, ``features[0]["text"]``), span the collator's ``def``;
+    - ``model_class``: the class whose ``from_pretrained`` loads the model
+      (``"AutoModelForCausalLM"``, ``"LlamaForSequenceClassification"``, ``"FastLanguageModel"``);
     - ``compute_metrics``, ``preprocess_logits_for_metrics``, ``eval_dataset``: ``True``
       when passed with a value other than a literal ``None`` (span: the keyword);
     - ``max_seq_length_keyword``: the value of a ``max_seq_length=`` written in the trainer
@@ -54,23 +56,13 @@ import libcst as cst
 
 from lintlora.training_setup import CallSite, Origin, Setting
 
-__all__ = ["file_calls", "trainer_calls", "MODEL_INPUT_COLUMNS", "LONG_LENGTH"]
+__all__ = ["file_calls", "trainer_calls", "LONG_LENGTH"]
 
 _MAX_NODES = 20_000
 _MAX_ITEMS = 256
 LONG_LENGTH = 1024
 """TRL's ``SFTConfig.max_length`` default (trl ``trl/trainer/sft_config.py`` v1.9.0 line 205;
 ``max_seq_length`` default 1024 in v0.15.0): a length the file names above it is "longer"."""
-
-MODEL_INPUT_COLUMNS = frozenset({
-    "input_ids", "attention_mask", "labels", "token_type_ids", "position_ids", "inputs_embeds",
-    "label", "label_ids", "decoder_input_ids", "decoder_attention_mask", "pixel_values",
-    "image_sizes", "image_grid_thw", "pixel_attention_mask", "cache_position",
-    "past_key_values", "use_cache",
-})
-"""Columns a causal LM's ``forward`` takes, plus ``label``/``label_ids`` which the Trainer always
-keeps (transformers ``trainer.py`` ``_set_signature_columns_if_needed``: the forward's
-parameters ``+ ["label", "label_ids"] + self.label_names``)."""
 
 _LENGTH_NAME = re.compile(r"(?i)^(max_?seq(uence)?_?len(gth)?|seq(uence)?_?len(gth)?|cutoff_?len(gth)?|"
                           r"context_?len(gth)?|max_?ctx(_?len)?|block_?size)$")
@@ -89,17 +81,14 @@ def _walk(node: Any, limit: int = _MAX_NODES) -> Iterator[Any]:
         n = stack.pop()
         seen += 1
         yield n
-        try:
-            stack.extend(reversed(n.children))
-        except Exception:  # pragma: no cover - LibCST nodes always have children
-            continue
+        stack.extend(reversed(n.children))
 
 
 def _string(node: Any) -> str | None:
     if type(node) is cst.SimpleString:
         try:
             v = node.evaluated_value
-        except Exception:
+        except (ValueError, SyntaxError, UnicodeError):  # a prefix literal_eval refuses
             return None
         return v if isinstance(v, str) else None
     return None
@@ -212,6 +201,10 @@ def trainer_calls(ex: Any, rec: Any, trainer_canon: str, args: dict, tv: Any) ->
             found[name] = Setting(passed, Origin.LITERAL, ex.span(value_node or key_node), ex.span(key_node))
     if "data_collator" in args:
         found.update(_collator(ex, *args["data_collator"]))
+    if "model" in args:
+        model_class = _model_class(ex, *args["model"])
+        if model_class is not None:
+            found["model_class"] = model_class
     # max_seq_length= written to the trainer or its SFTConfig (TRL renamed it max_length)
     if trainer_canon == "trl.SFTTrainer" and "max_seq_length" in args:
         v, key_node, value_node = args["max_seq_length"]
@@ -232,6 +225,27 @@ def trainer_calls(ex: Any, rec: Any, trainer_canon: str, args: dict, tv: Any) ->
     if not found:
         return []
     return [CallSite("trainer_inputs", trainer_canon, ex.span(rec.node), args=found)]
+
+
+def _model_class(ex: Any, v: Any, key_node: Any, value_node: Any) -> Setting | None:
+    """The class that loads the trainer's model: ``"AutoModelForCausalLM"`` for
+    ``AutoModelForCausalLM.from_pretrained(...)`` (followed through ``get_peft_model`` and
+    ``prepare_model_for_kbit_training``), ``"FastLanguageModel"`` for Unsloth's loader,
+    ``"AutoModelForCausalLM"`` for a hub id string (TRL loads it so); ``None`` when unknown."""
+    from lintlora.extract.pyresolve import Const
+
+    if isinstance(v, Const) and isinstance(v.value, str):
+        return Setting("AutoModelForCausalLM", Origin.LITERAL, ex.span(value_node), None,
+                       "a hub id the TRL trainer loads with AutoModelForCausalLM")
+    load, _loras = ex.follow_model(v)
+    node = getattr(load, "node", None)
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+        return None
+    owner = node.func.value
+    name = owner.attr.value if type(owner) is cst.Attribute else owner.value if type(owner) is cst.Name else None
+    if name is None:
+        return None
+    return Setting(name, Origin.LITERAL, ex.span(node), None, _short(ex.text(node.func), 80))
 
 
 def _order(ex: Any, node: Any) -> int:

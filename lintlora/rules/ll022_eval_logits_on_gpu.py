@@ -1,0 +1,115 @@
+"""LL022 eval-logits-on-gpu (page: ``rules/LL022.md``).
+
+A trainer given ``compute_metrics=`` and ``eval_dataset=`` for a causal LM (the
+``"trainer_inputs"`` CallSite: ``model_class`` names a ``...ForCausalLM`` class, Unsloth's
+``FastLanguageModel``, or a hub id a TRL trainer loads as one), without
+``preprocess_logits_for_metrics=`` and without ``eval_accumulation_steps``: the Trainer's
+``evaluation_loop`` keeps every batch's logits on the GPU (``EvalLoopContainer``, concatenated
+on the device until ``eval_accumulation_steps``, default ``None``: never; transformers
+``trainer.py`` / ``training_args.py``) and hands the lot to ``compute_metrics``. The logits of
+a causal LM are samples × sequence × vocabulary values: 500 × 1,024 × 128,256 × 2 B ≈ 122 GiB
+for Llama-3 (huggingface/transformers#26702: "CUDA out of memory. Tried to allocate
+12.94 GiB" in ``evaluate()``; huggingface/trl#893).
+
+The price: per 1,000 eval samples (the eval set's size is not in the file), at the training
+sequence length (the estimate's shape; eval batches pad to their longest sample, at most this
+length) and the vocabulary of the catalogued model, 2 bytes per value for a 16-bit or quantized
+model (logits come out in the model's dtype), 4 for a float32 one; and how many samples fill
+the named GPU. Without a catalogued model the message gives the formula only. Warning.
+
+Silent: ``preprocess_logits_for_metrics`` given (the usual ``logits.argmax(-1)`` keeps one id
+per token), ``eval_accumulation_steps`` set (moves them to the CPU every N steps: host RAM
+instead, huggingface/transformers#28938), no eval dataset or no ``compute_metrics``, a model
+class that is not a causal LM (sequence classification logits are tiny), Seq2Seq trainers
+(``predict_with_generate`` returns token ids), a value lintlora cannot resolve.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from lintlora import facts
+from lintlora.findings import Finding, Severity
+from lintlora.rules._text import count, gib
+from lintlora.rules.base import Rule
+from lintlora.training_setup import Setting, TrainingSetup
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.context import Context
+
+__all__ = ["EvalLogitsOnGpu", "logits_bytes", "PER_SAMPLES"]
+
+PER_SAMPLES = 1000
+"""The eval-set size the price is quoted for when the file does not give one."""
+
+
+def logits_bytes(samples: int, seq_len: int, vocab: int, width: int) -> int:
+    """Bytes of the logits the evaluation loop keeps: ``samples`` × ``seq_len`` × ``vocab`` ×
+    ``width`` (2 for 16-bit, 4 for float32 values)."""
+    return samples * seq_len * vocab * width
+
+
+def _causal(model_class: Setting | None) -> bool:
+    if model_class is None or not model_class.known or not isinstance(model_class.value, str):
+        return False
+    name = model_class.value
+    return "CausalLM" in name or name in ("FastLanguageModel", "AutoPeftModelForCausalLM")
+
+
+class EvalLogitsOnGpu(Rule):
+    """compute_metrics on a causal LM keeps every eval logit on the GPU."""
+
+    code = "LL022"
+    name = "eval-logits-on-gpu"
+    severity = Severity.WARNING
+    summary = "compute_metrics on a causal LM without preprocess_logits_for_metrics: all eval logits pile up on the GPU"
+    fix_changes_memory = False
+    depends_on_settings = True  # the price uses the named GPU
+
+    def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
+        calls = setup.calls_of("trainer_inputs")
+        if not calls or setup.kind not in ("python", "notebook"):
+            return
+        call = calls[0]
+        a = call.args
+        metrics, evalset = a.get("compute_metrics"), a.get("eval_dataset")
+        if not (metrics is not None and metrics.is_(True) and evalset is not None and evalset.is_(True)):
+            return
+        pre = a.get("preprocess_logits_for_metrics")
+        if pre is not None and not pre.is_(False):
+            return
+        if not _causal(a.get("model_class")) or "Seq2Seq" in call.qualified_name:
+            return
+        extra = setup.training.extra if setup.training is not None else {}
+        acc = extra.get("eval_accumulation_steps")
+        if acc is not None and not acc.is_(None):
+            return
+        arch = context.architecture(setup)
+        shape = context.shape(setup)
+        price = ""
+        if arch is not None and getattr(arch, "vocab_size", None) and shape is not None:
+            width = 2 if facts.is_quantized(setup) or setup.get("model.torch_dtype").value in (
+                "bfloat16", "float16", "auto") else 4
+            per = logits_bytes(PER_SAMPLES, shape.seq_len, arch.vocab_size, width)
+            price = (f" For {arch.name} that is {count(PER_SAMPLES)} samples × {count(shape.seq_len)} tokens × "
+                     f"{count(arch.vocab_size)} vocabulary × {width} B = {gib(per)} per {count(PER_SAMPLES)} eval "
+                     "samples")
+            gpu = context.gpu_memory_bytes
+            if gpu:
+                fit = max(0, gpu // (shape.seq_len * arch.vocab_size * width))
+                price += (f"; the {context.gpu_label or 'GPU'}'s {gib(gpu)} hold the logits of about "
+                          f"{count(fit)} samples")
+            price += "."
+        else:
+            price = " They take eval samples × sequence length × vocabulary size × 2 bytes (4 in float32)."
+        line = f" (line {metrics.key_span.line})" if metrics.key_span is not None else ""
+        yield self.finding(
+            context, setup, metrics.key_span or metrics.span or call.span,
+            f"compute_metrics{line} with an eval dataset on a causal LM, without preprocess_logits_for_metrics or "
+            "eval_accumulation_steps: the evaluation loop keeps every batch's logits on the GPU until the end of "
+            "evaluation and then passes them all to compute_metrics, an out-of-memory at the first evaluation "
+            f"(transformers#26702, trl#893).{price}",
+            fix=("Reduce the logits per batch: preprocess_logits_for_metrics=lambda logits, labels: "
+                 "logits.argmax(dim=-1) (compute_metrics then gets token ids); or set eval_accumulation_steps "
+                 "to move them to the CPU every few steps (host RAM then holds them)."),
+        )
