@@ -54,7 +54,7 @@ class PadTokenIsEos(Rule):
     code = "LL019"
     name = "pad-token-is-eos"
     severity = Severity.WARNING
-    summary = "pad_token = eos_token with a collator that masks pad labels: the model never learns to stop"
+    summary = "pad_token = eos_token with a collator that masks pad labels: the EOS is never learned"
     fix_changes_memory = False
     depends_on_settings = False
 

@@ -69,7 +69,7 @@ class TrlMaxLength(Rule):
     code = "LL020"
     name = "trl-max-length"
     severity = Severity.ERROR
-    summary = "max_seq_length= on a TRL that removed it (TypeError), or SFT truncating to TRL's 1,024 default"
+    summary = "max_seq_length= on a TRL that removed it, or SFT silently truncating to 1,024 tokens"
     depends_on_settings = False
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:

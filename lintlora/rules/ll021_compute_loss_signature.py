@@ -48,7 +48,7 @@ class ComputeLossSignature(Rule):
     code = "LL021"
     name = "compute-loss-signature"
     severity = Severity.ERROR
-    summary = "compute_loss override without num_items_in_batch (TypeError at step 1), or ignoring it under accumulation"
+    summary = "compute_loss without num_items_in_batch (TypeError), or ignoring it under accumulation"
     fix_changes_memory = False
     depends_on_settings = False
 

@@ -62,7 +62,7 @@ class EvalLogitsOnGpu(Rule):
     code = "LL022"
     name = "eval-logits-on-gpu"
     severity = Severity.WARNING
-    summary = "compute_metrics on a causal LM without preprocess_logits_for_metrics: all eval logits pile up on the GPU"
+    summary = "compute_metrics on a causal LM without preprocess_logits_for_metrics: eval logits on the GPU"
     fix_changes_memory = False
     depends_on_settings = True  # the price uses the named GPU
 

@@ -59,7 +59,7 @@ class CollatorColumnsDropped(Rule):
     code = "LL023"
     name = "collator-columns-dropped"
     severity = Severity.ERROR
-    summary = "custom collator reads dataset columns that remove_unused_columns=True drops: KeyError at step 1"
+    summary = "custom collator reads columns that remove_unused_columns=True drops: KeyError at step 1"
     fix_changes_memory = False
     depends_on_settings = False
 
