@@ -31,6 +31,7 @@ EXPECTED = {
     "LL010": "precision-unsupported-by-gpu",
     "LL011": "fp16-trainable-weights",
     "LL012": "target-modules-unmatched",
+    "LL018": "gemma-eager-attention",
     "LL019": "pad-token-is-eos",
     "LL020": "trl-max-length",
     "LL021": "compute-loss-signature",

@@ -54,6 +54,7 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
     ("LL010", "lintlora.rules.ll010_precision_unsupported_by_gpu:PrecisionUnsupportedByGpu"),
     ("LL011", "lintlora.rules.ll011_fp16_trainable_weights:Fp16TrainableWeights"),
     ("LL012", "lintlora.rules.ll012_target_modules_unmatched:TargetModulesUnmatched"),
+    ("LL018", "lintlora.rules.ll018_gemma_eager_attention:GemmaEagerAttention"),
     ("LL019", "lintlora.rules.ll019_pad_token_is_eos:PadTokenIsEos"),
     ("LL020", "lintlora.rules.ll020_trl_max_length:TrlMaxLength"),
     ("LL021", "lintlora.rules.ll021_compute_loss_signature:ComputeLossSignature"),
