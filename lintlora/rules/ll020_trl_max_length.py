@@ -14,7 +14,10 @@ from):
     huggingface/course#1171). Error from 0.20, warning from 0.16, silent before.
     ``SFTTrainer(max_seq_length=...)``: the trainer keyword left ``SFTTrainer.__init__`` in
     0.13.0 (``trl/trainer/sft_trainer.py`` v0.13.0 takes it from ``args`` only): a
-    ``TypeError`` from 0.13 on, silent before.
+    ``TypeError`` from 0.13 on, silent before, and silent under Unsloth, whose trainer patch
+    moves the old trainer keywords into the config (``unsloth/trainer.py``
+    ``_backwards_compatible_trainer``: "From `trl>=0.13.0`, they changed how to pass several
+    params to the trainer").
 (b) ``SFTTrainer`` run with TRL's default length (``SFTConfig.max_length=1024``,
     ``trl/trainer/sft_config.py`` v1.9.0 line 205, truncation ``keep_start``; 0.x:
     ``min(tokenizer.model_max_length, 1024)``) while the file names a longer one elsewhere
@@ -84,7 +87,7 @@ class TrlMaxLength(Rule):
                 yield finding
             return
         intended = args.get("intended_length")
-        trainer = setup.get("training.trainer_class") if setup.training is not None else Setting()
+        trainer = setup.training.extra.get("trainer_class", Setting()) if setup.training is not None else Setting()
         msl = setup.get("training.max_seq_length")
         if intended is None or not trainer.is_("trl.SFTTrainer") or setup.framework == "unsloth" \
                 or not setup.is_training:
@@ -115,7 +118,9 @@ class TrlMaxLength(Rule):
         value = keyword.value if keyword.known else (keyword.expr or "...")
         fixed = setup  # the same length under its new name: memory unchanged
         if in_trainer:
-            if version < TRAINER_KEYWORD_REMOVED_IN:
+            if version < TRAINER_KEYWORD_REMOVED_IN or setup.framework == "unsloth":
+                # Unsloth's trainer patch moves the old trainer keywords into the config
+                # (unsloth/trainer.py _backwards_compatible_trainer, "From `trl>=0.13.0`")
                 return None
             return self.finding(
                 context, setup, span,
