@@ -103,11 +103,20 @@ def _same_guards(a: tuple, b: tuple) -> bool:
 
 
 def _numbered(calls: tuple, more: list) -> tuple:
-    """``calls`` followed by ``more``, numbered on (``CallSite.order``) after them."""
+    """``calls`` with ``more`` merged in by source position (each before the first call that
+    starts on a later line; ``calls`` keep their relative order), renumbered
+    (``CallSite.order``)."""
     import dataclasses
 
-    start = len(calls)
-    return tuple(calls) + tuple(dataclasses.replace(c, order=start + i) for i, c in enumerate(more))
+    if not more:
+        return tuple(calls)
+    merged = list(calls)
+    for extra in sorted(more, key=lambda c: (c.span.line, c.span.column) if c.span else (1 << 30, 0)):
+        line = extra.span.line if extra.span is not None else 1 << 30
+        at = next((i for i, c in enumerate(merged) if c.span is not None and c.span.line > line),
+                  len(merged))
+        merged.insert(at, extra)
+    return tuple(dataclasses.replace(c, order=i) for i, c in enumerate(merged))
 
 
 def _is_trl_trainer(canon: str) -> bool:
