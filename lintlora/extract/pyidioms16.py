@@ -85,7 +85,7 @@ def _walk(node: Any, limit: int = _MAX_NODES) -> Iterator[Any]:
 
 
 def _string(node: Any) -> str | None:
-    if type(node) is cst.SimpleString:
+    if type(node) in (cst.SimpleString, cst.ConcatenatedString):
         try:
             v = node.evaluated_value
         except (ValueError, SyntaxError, UnicodeError):  # a prefix literal_eval refuses
