@@ -58,3 +58,16 @@ def test_no_eval_dataset_or_no_metrics_is_silent():
     assert findings(R, script().replace("eval_dataset=ev, ", "")) == []
     assert findings(R, script().replace(", compute_metrics=compute_metrics", "")) == []
     assert findings(R, script().replace("compute_metrics=compute_metrics", "compute_metrics=None")) == []
+
+
+def test_a_written_eval_size_is_priced_against_the_gpu():
+    src = script().replace("eval_dataset=ev", "eval_dataset=ev_all.select(range(500))")
+    [f] = findings(R, src, gpu="a100-80gb")
+    assert "for the 500 eval samples (ev_all.select(range(500)))" in f.message
+    assert "more than the A100" in f.message
+
+
+def test_an_eval_size_through_one_assignment():
+    src = script().replace("Trainer(model", "ev = ds.take(200)\nTrainer(model")
+    [f] = findings(R, src)
+    assert "for the 200 eval samples" in f.message

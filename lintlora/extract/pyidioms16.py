@@ -36,6 +36,8 @@ syntax tree. Three kinds are file-level (:func:`file_calls`), one is per trainer
       (``"AutoModelForCausalLM"``, ``"LlamaForSequenceClassification"``, ``"FastLanguageModel"``);
     - ``compute_metrics``, ``preprocess_logits_for_metrics``, ``eval_dataset``: ``True``
       when passed with a value other than a literal ``None`` (span: the keyword);
+      ``eval_samples``: the eval set's size when written ``ds.select(range(N))`` /
+      ``ds.take(N)`` (directly or through one assignment);
     - ``max_seq_length_keyword``: the value of a ``max_seq_length=`` written in the trainer
       call or in the ``SFTConfig(...)`` it is given, with ``source`` ``"SFTTrainer"`` or
       ``"SFTConfig"`` (TRL renamed it ``max_length``);
@@ -199,6 +201,10 @@ def trainer_calls(ex: Any, rec: Any, trainer_canon: str, args: dict, tv: Any) ->
             v, key_node, value_node = args[name]
             passed = not (isinstance(v, Const) and v.value is None)
             found[name] = Setting(passed, Origin.LITERAL, ex.span(value_node or key_node), ex.span(key_node))
+            if name == "eval_dataset" and passed:
+                samples = _selected_samples(ex, value_node, rec)
+                if samples is not None:
+                    found["eval_samples"] = samples
     if "data_collator" in args:
         found.update(_collator(ex, *args["data_collator"]))
     if "model" in args:
@@ -225,6 +231,42 @@ def trainer_calls(ex: Any, rec: Any, trainer_canon: str, args: dict, tv: Any) ->
     if not found:
         return []
     return [CallSite("trainer_inputs", trainer_canon, ex.span(rec.node), args=found)]
+
+
+def _selected_samples(ex: Any, node: Any, rec: Any) -> Setting | None:
+    """The size of an eval set written as ``<dataset>.select(range(N))`` (or ``range(0, N)``)
+    or ``<dataset>.take(N)``, with ``N`` resolved to an int; ``None`` otherwise (a name is
+    followed to its assignment once)."""
+    from lintlora.extract.pyresolve import Const
+
+    env = ex.r.env_for(rec)
+    for _ in range(2):
+        if type(node) is cst.Name:
+            bindings = ex.index.root.bindings.get(node.value, ()) if rec.scope.kind == "module" else \
+                rec.scope.bindings.get(node.value, ())
+            assigns = [b for b in bindings if b.kind == "assign" and b.order < rec.order]
+            if len(assigns) != 1 or not isinstance(assigns[0].value, cst.CSTNode):
+                return None
+            node = assigns[0].value
+            continue
+        break
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute or not node.args:
+        return None
+    method = node.func.attr.value
+    arg = node.args[0].value
+    if method == "select" and type(arg) is cst.Call and type(arg.func) is cst.Name \
+            and arg.func.value == "range" and 1 <= len(arg.args) <= 2:
+        bound = arg.args[-1].value
+        start = ex.r.ev(arg.args[0].value, env, rec.order) if len(arg.args) == 2 else Const(0)
+    elif method == "take":
+        bound, start = arg, Const(0)
+    else:
+        return None
+    end = ex.r.ev(bound, env, rec.order)
+    if not (isinstance(end, Const) and isinstance(start, Const) and type(end.value) is int
+            and type(start.value) is int and 0 <= start.value < end.value <= 100_000_000):
+        return None
+    return Setting(end.value - start.value, Origin.LITERAL, ex.span(node), None, _short(ex.text(node), 80))
 
 
 def _model_class(ex: Any, v: Any, key_node: Any, value_node: Any) -> Setting | None:

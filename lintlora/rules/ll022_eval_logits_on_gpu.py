@@ -11,7 +11,8 @@ a causal LM are samples × sequence × vocabulary values: 500 × 1,024 × 128,25
 for Llama-3 (huggingface/transformers#26702: "CUDA out of memory. Tried to allocate
 12.94 GiB" in ``evaluate()``; huggingface/trl#893).
 
-The price: per 1,000 eval samples (the eval set's size is not in the file), at the training
+The price: for the eval set's size when the file writes it (``ds.select(range(N))``,
+``ds.take(N)``: ``eval_samples``), else per 1,000 eval samples, at the training
 sequence length (the estimate's shape; eval batches pad to their longest sample, at most this
 length) and the vocabulary of the catalogued model, 2 bytes per value for a 16-bit or quantized
 model (logits come out in the model's dtype), 4 for a float32 one; and how many samples fill
@@ -90,12 +91,24 @@ class EvalLogitsOnGpu(Rule):
         if arch is not None and getattr(arch, "vocab_size", None) and shape is not None:
             width = 2 if facts.is_quantized(setup) or setup.get("model.torch_dtype").value in (
                 "bfloat16", "float16", "auto") else 4
-            per = logits_bytes(PER_SAMPLES, shape.seq_len, arch.vocab_size, width)
-            price = (f" For {arch.name} that is {count(PER_SAMPLES)} samples × {count(shape.seq_len)} tokens × "
-                     f"{count(arch.vocab_size)} vocabulary × {width} B = {gib(per)} per {count(PER_SAMPLES)} eval "
-                     "samples")
+            samples = a.get("eval_samples")
+            known = samples is not None and samples.known and isinstance(samples.value, int)
+            n = samples.value if known else PER_SAMPLES
+            per = logits_bytes(n, shape.seq_len, arch.vocab_size, width)
+            what = (f"for the {count(n)} eval samples ({samples.source})" if known
+                    else f"per {count(PER_SAMPLES)} eval samples")
+            price = (f" For {arch.name} that is {count(n)} samples × {count(shape.seq_len)} tokens × "
+                     f"{count(arch.vocab_size)} vocabulary × {width} B = {gib(per)} {what}")
             gpu = context.gpu_memory_bytes
-            if gpu:
+            if gpu and known:
+                # the weights and the optimizer state stay on the GPU during evaluation: the
+                # training peak is an upper bound on what the logits come on top of
+                peak = context.figures(setup).peak_bytes or 0
+                total = per + peak
+                verdict = "more than" if total > gpu else "within"
+                on_top = f"; with the estimated training peak of {gib(peak)} that is {gib(total)}" if peak else ""
+                price += f"{on_top}, {verdict} the {context.gpu_label or 'GPU'}'s {gib(gpu)}"
+            elif gpu:
                 fit = max(0, gpu // (shape.seq_len * arch.vocab_size * width))
                 price += (f"; the {context.gpu_label or 'GPU'}'s {gib(gpu)} hold the logits of about "
                           f"{count(fit)} samples")
@@ -107,8 +120,8 @@ class EvalLogitsOnGpu(Rule):
             context, setup, metrics.key_span or metrics.span or call.span,
             f"compute_metrics{line} with an eval dataset on a causal LM, without preprocess_logits_for_metrics or "
             "eval_accumulation_steps: the evaluation loop keeps every batch's logits on the GPU until the end of "
-            "evaluation and then passes them all to compute_metrics, an out-of-memory at the first evaluation "
-            f"(transformers#26702, trl#893).{price}",
+            "evaluation and then passes them all to compute_metrics, so the first evaluation runs out of memory "
+            f"once they outgrow the GPU (transformers#26702, trl#893).{price}",
             fix=("Reduce the logits per batch: preprocess_logits_for_metrics=lambda logits, labels: "
                  "logits.argmax(dim=-1) (compute_metrics then gets token ids); or set eval_accumulation_steps "
                  "to move them to the CPU every few steps (host RAM then holds them)."),
