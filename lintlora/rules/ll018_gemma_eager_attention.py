@@ -66,7 +66,7 @@ class GemmaEagerAttention(Rule):
     name = "gemma-eager-attention"
     severity = Severity.WARNING
     summary = "Gemma-2 trained with sdpa (or old flash-attn): attention logit soft-capping is not applied"
-    depends_on_settings = False
+    depends_on_settings = True  # the verdict follows the library versions (--assume-version) or the model
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if setup.kind not in ("python", "notebook") or not setup.is_training or setup.model is None \

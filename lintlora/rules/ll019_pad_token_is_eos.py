@@ -56,7 +56,7 @@ class PadTokenIsEos(Rule):
     severity = Severity.WARNING
     summary = "pad_token = eos_token with a collator that masks pad labels: the EOS is never learned"
     fix_changes_memory = False
-    depends_on_settings = False
+    depends_on_settings = False  # fires on the file alone (LL900 may report its suppressions)
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         pads = setup.calls_of("pad_token_is_eos")

@@ -73,7 +73,7 @@ class TrlMaxLength(Rule):
     name = "trl-max-length"
     severity = Severity.ERROR
     summary = "max_seq_length= on a TRL that removed it, or SFT silently truncating to 1,024 tokens"
-    depends_on_settings = False
+    depends_on_settings = True  # the verdict follows the library versions (--assume-version) or the model
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if setup.kind not in ("python", "notebook"):

@@ -50,7 +50,7 @@ class ComputeLossSignature(Rule):
     severity = Severity.ERROR
     summary = "compute_loss without num_items_in_batch (TypeError), or ignoring it under accumulation"
     fix_changes_memory = False
-    depends_on_settings = False
+    depends_on_settings = True  # the verdict follows the library versions (--assume-version) or the model
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         overrides = setup.calls_of("compute_loss_override")

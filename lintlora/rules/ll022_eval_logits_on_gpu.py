@@ -65,7 +65,7 @@ class EvalLogitsOnGpu(Rule):
     severity = Severity.WARNING
     summary = "compute_metrics on a causal LM without preprocess_logits_for_metrics: eval logits on the GPU"
     fix_changes_memory = False
-    depends_on_settings = True  # the price uses the named GPU
+    depends_on_settings = False  # fires on the file alone (LL900 may report its suppressions)
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         calls = setup.calls_of("trainer_inputs")

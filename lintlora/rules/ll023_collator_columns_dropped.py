@@ -61,7 +61,7 @@ class CollatorColumnsDropped(Rule):
     severity = Severity.ERROR
     summary = "custom collator reads columns that remove_unused_columns=True drops: KeyError at step 1"
     fix_changes_memory = False
-    depends_on_settings = False
+    depends_on_settings = False  # fires on the file alone (LL900 may report its suppressions)
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         calls = setup.calls_of("trainer_inputs")
