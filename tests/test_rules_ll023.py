@@ -75,3 +75,25 @@ def test_keys_read_from_a_dict_it_builds_are_not_columns():
     x = batch["prompt"]
     return {"input_ids": [f["input_ids"] for f in features]}"""
     assert findings(R, script(collator)) == []
+
+
+def test_parsed_training_arguments_are_info():
+    src = """
+from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments
+parser = HfArgumentParser((TrainingArguments,))
+(targs,) = parser.parse_args_into_dataclasses()
+model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")
+def collate(features):
+    return [f["text"] for f in features]
+Trainer(model=model, args=targs, train_dataset=ds, data_collator=collate).train()
+"""
+    [f] = findings(R, src)
+    assert f.severity is Severity.INFO and "--remove_unused_columns False" in f.message
+
+
+def test_an_argparse_default_true_is_info():
+    src = script(args=", remove_unused_columns=cli.keep").replace(
+        "COLLATOR", "").replace("from transformers import", "import argparse\nfrom transformers import")
+    src = src.replace("args = TrainingArguments", 'p = argparse.ArgumentParser()\np.add_argument("--keep", type=bool, default=True)\ncli = p.parse_args()\nargs = TrainingArguments')
+    [f] = findings(R, src)
+    assert f.severity is Severity.INFO and "unless" in f.message

@@ -18,13 +18,15 @@ Silent: ``remove_unused_columns=False`` (or a value lintlora cannot resolve), TR
 ``trl/trainer/sft_trainer.py`` ``_set_signature_columns_if_needed``), library collators,
 collators that read only model inputs or read columns in a way not followed (``{k: ... for k
 in features[0]}``), a model whose class is not a transformers one (its ``forward`` may take the
-columns), training arguments lintlora could not read.
+columns), training arguments lintlora could not read. Info when the value is a default the
+launch may change (training arguments parsed by ``HfArgumentParser``, an argparse option).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
+from lintlora import facts
 from lintlora.findings import Finding, Severity
 from lintlora.rules._text import join_words
 from lintlora.rules.base import Rule
@@ -80,23 +82,35 @@ class CollatorColumnsDropped(Rule):
         if not dropped:
             return
         ruc = setup.training.extra.get("remove_unused_columns")
+        severity = Severity.ERROR
+        launch = ""
         if ruc is not None:
             if not ruc.is_(True):
                 return
             where = f"remove_unused_columns=True (line {ruc.span.line})" if ruc.span is not None else \
                 "remove_unused_columns=True"
+            if facts.set_at_launch(ruc):
+                severity, launch = Severity.INFO, f" This is remove_unused_columns=True {facts.launch_hint(ruc)}."
         else:
-            if not setup.training.gradient_accumulation_steps.known:
+            ga = setup.training.gradient_accumulation_steps
+            if not ga.known:
                 return  # the training arguments were not read completely: it may be passed
             where = "remove_unused_columns left at its default True (transformers training_args.py)"
+            if facts.set_at_launch(ga):
+                # parsed training arguments (HfArgumentParser): the launch may pass
+                # --remove_unused_columns False
+                severity = Severity.INFO
+                launch = " The training arguments are parsed from the command line: unless the launch passes " \
+                         "--remove_unused_columns False."
         name = str(collator.value).split(":", 1)[1]
         shown = join_words([f'"{c}"' for c in dropped[:6]])
         yield self.finding(
             context, setup, collator.span or call.span,
             f"The collator {name} reads {shown} from each example, but with {where} the Trainer removes every "
             f"dataset column the model's forward does not take before the collator runs: the first batch "
-            f"raises KeyError: '{dropped[0]}' (VLM2Vec#43, transformers PR #38091).",
+            f"raises KeyError: '{dropped[0]}' (VLM2Vec#43, transformers PR #38091).{launch}",
             fix=("Pass remove_unused_columns=False to the TrainingArguments (the collator then gets every column "
                  "and must return only model inputs), or tokenize those columns into input_ids/labels in "
                  "dataset.map before training."),
+            severity=severity,
         )
