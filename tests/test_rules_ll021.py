@@ -96,3 +96,12 @@ def test_model_accepts_loss_kwargs_false_is_silent():
 def test_a_class_that_is_not_a_trainer_is_silent():
     src = script(base="object").replace("WeightedTrainer(model=model", "Trainer(model=model")
     assert findings(R, src) == []
+
+
+def test_accumulation_set_at_launch_is_info():
+    src = script("self, model, inputs, return_outputs=False, num_items_in_batch=None", ga="cli.ga")
+    src = src.replace("from transformers import", "import argparse\nfrom transformers import").replace(
+        "args = TrainingArguments", 'p = argparse.ArgumentParser()\np.add_argument("--ga", type=int, default=4)\n'
+        "cli = p.parse_args()\nargs = TrainingArguments")
+    [f] = findings(R, src)
+    assert f.severity is Severity.INFO and "unless --ga is passed at launch" in f.message

@@ -71,3 +71,14 @@ def test_an_eval_size_through_one_assignment():
     src = script().replace("Trainer(model", "ev = ds.take(200)\nTrainer(model")
     [f] = findings(R, src)
     assert "for the 200 eval samples" in f.message
+
+
+def test_parsed_training_arguments_are_info():
+    src = """
+from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments
+(targs,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()
+model = AutoModelForCausalLM.from_pretrained("meta-llama/Meta-Llama-3-8B", torch_dtype="bfloat16")
+Trainer(model=model, args=targs, train_dataset=ds, eval_dataset=ev, compute_metrics=cm).train()
+"""
+    [f] = findings(R, src)
+    assert f.severity is Severity.INFO and "--eval_accumulation_steps" in f.message

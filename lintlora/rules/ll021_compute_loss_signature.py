@@ -18,7 +18,8 @@ Reads the ``"compute_loss_override"`` CallSites (:mod:`lintlora.extract.pyidioms
     gradient-accumulation times too large (MakazhanAlpamys/Soup#720 measured the ratio 4.0 at
     four micro-batches). Silent when the file sets ``model_accepts_loss_kwargs = False``.
 
-Silent: transformers older than 4.46 (the count is not passed), overrides of classes that are
+Info when the accumulation count is a default the launch may change (an argparse option,
+``HfArgumentParser``), with how it is set. Silent: transformers older than 4.46 (the count is not passed), overrides of classes that are
 not trainers, inference-only files, an accumulation count lintlora cannot resolve or of 1.
 """
 
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from packaging.version import Version
 
+from lintlora import facts
 from lintlora.findings import Finding, Severity
 from lintlora.rules.base import Rule
 from lintlora.training_setup import TrainingSetup
@@ -87,15 +89,18 @@ class ComputeLossSignature(Rule):
             if not (ga.known and isinstance(ga.value, int) and not isinstance(ga.value, bool) and ga.value > 1):
                 continue
             via = "num_items_in_batch" if takes else "**kwargs"
+            hint = facts.launch_hint(ga)
+            launch = f" This is gradient_accumulation_steps={ga.value} {hint}." if hint else ""
             yield self.finding(
                 context, setup, call.span,
                 f"{method}(...) takes {via} and never uses it, with gradient_accumulation_steps={ga.value}: when "
                 "the Trainer passes the count it no longer divides the loss by the accumulation steps (for models "
                 f"whose forward accepts loss kwargs; trainer.py training_step, {used.where}), so a loss averaged "
-                f"per micro-batch makes the gradients {ga.value}x too large (Soup#720 measured 4.0x at 4 steps).",
+                f"per micro-batch makes the gradients {ga.value}x too large (Soup#720 measured 4.0x at 4 steps)."
+                f"{launch}",
                 fix=("Sum the per-token loss and divide by num_items_in_batch when it is given (as transformers' "
                      "ForCausalLMLoss does), or pass it on to super().compute_loss(..., num_items_in_batch="
                      "num_items_in_batch); or set model_accepts_loss_kwargs = False on the trainer class so the "
                      "Trainer divides by the accumulation steps itself."),
-                severity=Severity.WARNING,
+                severity=Severity.INFO if hint else Severity.WARNING,
             )

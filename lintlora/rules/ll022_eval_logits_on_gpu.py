@@ -16,7 +16,9 @@ The price: for the eval set's size when the file writes it (``ds.select(range(N)
 sequence length (the estimate's shape; eval batches pad to their longest sample, at most this
 length) and the vocabulary of the catalogued model, 2 bytes per value for a 16-bit or quantized
 model (logits come out in the model's dtype), 4 for a float32 one; and how many samples fill
-the named GPU. Without a catalogued model the message gives the formula only. Warning.
+the named GPU. Without a catalogued model the message gives the formula only. Warning; info
+when the training arguments are parsed from the command line (the launch may pass
+``--eval_accumulation_steps``).
 
 Silent: ``preprocess_logits_for_metrics`` given (the usual ``logits.argmax(-1)`` keeps one id
 per token), ``eval_accumulation_steps`` set (moves them to the CPU every N steps: host RAM
@@ -85,6 +87,9 @@ class EvalLogitsOnGpu(Rule):
         acc = extra.get("eval_accumulation_steps")
         if acc is not None and not acc.is_(None):
             return
+        # training arguments parsed from the command line (HfArgumentParser): the launch may
+        # pass --eval_accumulation_steps
+        parsed = setup.training is not None and facts.set_at_launch(setup.training.gradient_accumulation_steps)
         arch = context.architecture(setup)
         shape = context.shape(setup)
         price = ""
@@ -121,8 +126,11 @@ class EvalLogitsOnGpu(Rule):
             f"compute_metrics{line} with an eval dataset on a causal LM, without preprocess_logits_for_metrics or "
             "eval_accumulation_steps: the evaluation loop keeps every batch's logits on the GPU until the end of "
             "evaluation and then passes them all to compute_metrics, so the first evaluation runs out of memory "
-            f"once they outgrow the GPU (transformers#26702, trl#893).{price}",
+            f"once they outgrow the GPU (transformers#26702, trl#893).{price}"
+            + (" The training arguments are parsed from the command line: unless the launch passes "
+               "--eval_accumulation_steps." if parsed else ""),
             fix=("Reduce the logits per batch: preprocess_logits_for_metrics=lambda logits, labels: "
                  "logits.argmax(dim=-1) (compute_metrics then gets token ids); or set eval_accumulation_steps "
                  "to move them to the CPU every few steps (host RAM then holds them)."),
+            severity=Severity.INFO if parsed else Severity.WARNING,
         )
