@@ -130,3 +130,12 @@ model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")
 Trainer(model=model, args=TrainingArguments(output_dir="o"), train_dataset=ds).train()
 """
     assert findings(R, src) == []
+
+
+def test_keyword_in_an_unpacked_dict():
+    src = HEAD + """
+cfg = {"output_dir": "out", "max_seq_length": 2048}
+SFTTrainer(model=model, args=SFTConfig(**cfg), train_dataset=ds).train()
+"""
+    [f] = findings(R, src, trl="0.21.0")
+    assert f.severity is Severity.ERROR and f.span.line == 8

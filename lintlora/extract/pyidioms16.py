@@ -217,13 +217,13 @@ def trainer_calls(ex: Any, rec: Any, trainer_canon: str, args: dict, tv: Any) ->
         s = ex.setting(v, key_node, value_node)
         found["max_seq_length_keyword"] = Setting(s.value, s.origin if s.known else Origin.LITERAL,
                                                   s.span, s.key_span, "SFTTrainer", s.expr)
-    if isinstance(tv, Obj) and tv.kind == "call" and tv.data == "trl.SFTConfig" and tv.node is not None:
-        for a in tv.node.args[:_MAX_ITEMS]:
-            if a.keyword is not None and a.keyword.value == "max_seq_length":
-                s = ex.setting(ex.r.ev(a.value, tv.env or ex.r.module_env, _order(ex, tv.node)),
-                               a.keyword, a.value)
-                found["max_seq_length_keyword"] = Setting(s.value, s.origin if s.known else Origin.LITERAL,
-                                                          s.span, s.key_span, "SFTConfig", s.expr)
+    if isinstance(tv, Obj) and tv.kind == "call" and tv.data == "trl.SFTConfig" and type(tv.node) is cst.Call:
+        # written as a keyword or in a dict unpacked into the call (SFTConfig(**cfg))
+        config_args, _c, _u = ex.r.call_kwargs(tv.node, tv.env or ex.r.module_env, _order(ex, tv.node), ())
+        if "max_seq_length" in config_args:
+            s = ex.setting(*config_args["max_seq_length"])
+            found["max_seq_length_keyword"] = Setting(s.value, s.origin if s.known else Origin.LITERAL,
+                                                      s.span, s.key_span, "SFTConfig", s.expr)
     if trainer_canon == "trl.SFTTrainer":
         intended = _intended_length(ex)
         if intended is not None:
