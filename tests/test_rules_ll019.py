@@ -81,3 +81,9 @@ SFTTrainer(model=model, args=SFTConfig(output_dir="out"), train_dataset=ds, proc
 
 def test_model_config_pad_id_is_not_the_tokenizer():
     assert findings(R, script(pad="model_config.pad_token_id = model_config.eos_token_id")) == []
+
+
+def test_trls_own_lm_collator_pads_labels_by_position():
+    src = script(collator="TrlCollator(pad_token_id=tokenizer.pad_token_id)").replace(
+        "from transformers import", "from trl.trainer.sft_trainer import DataCollatorForLanguageModeling as TrlCollator\nfrom transformers import")
+    assert findings(R, src) == []
