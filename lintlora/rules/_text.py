@@ -7,7 +7,7 @@ from typing import Iterable
 from lintlora.findings import MemoryFigures
 from lintlora.report import gib, gpu_size as capacity  # one wording of sizes for rules and reports
 
-__all__ = ["gib", "count", "join_words", "peak_phrase", "fits", "capacity", "HEADROOM"]
+__all__ = ["gib", "count", "join_words", "peak_phrase", "fits", "capacity", "HEADROOM", "at_line"]
 
 HEADROOM = 0.10
 """Share of the GPU's memory an estimate must leave free to count as "fits comfortably".
@@ -50,3 +50,11 @@ def peak_phrase(figures: MemoryFigures) -> str | None:
     if figures.gpu_memory_bytes:
         text += f" ({figures.gpu or 'GPU'}: {capacity(figures)})"
     return text
+
+
+def at_line(span) -> str:
+    """``"line 12"``, or ``"cell 3, line 2"`` for a notebook span (``Span.cell`` set), for
+    messages that point at a second place of the file."""
+    if span is None:
+        return ""
+    return f"cell {span.cell}, line {span.line}" if span.cell is not None else f"line {span.line}"

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora.findings import Finding, Severity
+from lintlora.rules._text import at_line
 from lintlora.rules.base import Rule
 from lintlora.training_setup import Setting, TrainingSetup
 
@@ -72,7 +73,7 @@ class PadTokenIsEos(Rule):
                 return
         pad = pads[-1]
         shown = MASKING_COLLATORS[collator.value]
-        line = f" (line {collator.span.line})" if collator.span is not None else ""
+        line = f" ({at_line(collator.span)})" if collator.span is not None else ""
         yield self.finding(
             context, setup, pad.span,
             f"{pad.qualified_name} makes the pad token the EOS, and {shown}{line} sets every label equal to the "

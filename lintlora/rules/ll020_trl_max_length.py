@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Iterable
 from packaging.version import Version
 
 from lintlora.findings import Finding, Severity
-from lintlora.rules._text import gib
+from lintlora.rules._text import at_line, gib
 from lintlora.rules.base import Rule
 from lintlora.training_setup import Origin, Setting, TrainingSetup
 
@@ -100,7 +100,7 @@ class TrlMaxLength(Rule):
         if figures.peak_bytes is not None and figures.peak_after_fix_bytes is not None:
             money = (f" The estimate is at the length TRL runs with: peak {gib(figures.peak_bytes)} at "
                      f"{DEFAULT_LENGTH} tokens, {gib(figures.peak_after_fix_bytes)} at {intended.value}.")
-        where = f" (line {intended.span.line})" if intended.span is not None else ""
+        where = f" ({at_line(intended.span)})" if intended.span is not None else ""
         yield self.finding(
             context, setup, setup.training.span if setup.training is not None else setup.anchor,
             f"SFTConfig sets no max_length, so TRL truncates every sample to {DEFAULT_LENGTH} tokens "

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
 from lintlora.findings import Finding, Severity
-from lintlora.rules._text import count, gib
+from lintlora.rules._text import at_line, count, gib
 from lintlora.rules.base import Rule
 from lintlora.training_setup import Setting, TrainingSetup
 
@@ -120,7 +120,7 @@ class EvalLogitsOnGpu(Rule):
             price += "."
         else:
             price = " They take eval samples × sequence length × vocabulary size × 2 bytes (4 in float32)."
-        line = f" (line {metrics.key_span.line})" if metrics.key_span is not None else ""
+        line = f" ({at_line(metrics.key_span)})" if metrics.key_span is not None else ""
         yield self.finding(
             context, setup, metrics.key_span or metrics.span or call.span,
             f"compute_metrics{line} with an eval dataset on a causal LM, without preprocess_logits_for_metrics or "

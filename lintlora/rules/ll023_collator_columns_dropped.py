@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
 from lintlora.findings import Finding, Severity
-from lintlora.rules._text import join_words
+from lintlora.rules._text import at_line, join_words
 from lintlora.rules.base import Rule
 from lintlora.training_setup import Setting, TrainingSetup
 
@@ -87,7 +87,7 @@ class CollatorColumnsDropped(Rule):
         if ruc is not None:
             if not ruc.is_(True):
                 return
-            where = f"remove_unused_columns=True (line {ruc.span.line})" if ruc.span is not None else \
+            where = f"remove_unused_columns=True ({at_line(ruc.span)})" if ruc.span is not None else \
                 "remove_unused_columns=True"
             if facts.set_at_launch(ruc):
                 severity, launch = Severity.INFO, f" This is remove_unused_columns=True {facts.launch_hint(ruc)}."
