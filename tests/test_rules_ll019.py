@@ -92,6 +92,6 @@ def test_trls_own_lm_collator_pads_labels_by_position():
 def test_notebook_cells_are_named_in_the_message():
     from rules_support import ROOT, lint, settings_from_args
 
-    result = lint(ROOT / "fixtures" / "rules16b" / "pad_eos_notebook.ipynb", settings_from_args(""))
+    result = lint(ROOT / "fixtures" / "api_rules" / "pad_eos_notebook.ipynb", settings_from_args(""))
     [f] = [f for f in result.findings if f.code == "LL019"]
     assert f.span.cell == 2 and "(cell 3, line 2)" in f.message
