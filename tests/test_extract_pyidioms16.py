@@ -92,7 +92,7 @@ A(model=model, args=TrainingArguments(output_dir="o"), train_dataset=ds).train()
     a = {k: v.value for k, v in c.args.items()}
     assert c.qualified_name == "A.compute_loss" and c.span.line == 10
     assert a == {"num_items_in_batch": False, "var_kwargs": True, "reads_num_items": True,
-                 "base": "transformers.Trainer", "model_accepts_loss_kwargs": False}
+                 "base": "transformers.Trainer", "model_accepts_loss_kwargs": False, "instantiated": True}
 
 
 def test_model_accepts_loss_kwargs_set_in_init():

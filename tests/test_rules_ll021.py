@@ -105,3 +105,13 @@ def test_accumulation_set_at_launch_is_info():
         "cli = p.parse_args()\nargs = TrainingArguments")
     [f] = findings(R, src)
     assert f.severity is Severity.INFO and "unless --ga is passed at launch" in f.message
+
+
+def test_a_class_defined_but_never_constructed_is_silent():
+    src = script().replace("WeightedTrainer(model=model", "Trainer(model=model")
+    assert findings(R, src) == []
+
+
+def test_a_subclass_constructed_counts():
+    src = script().replace("WeightedTrainer(model=model", "class Final(WeightedTrainer):\n    pass\nFinal(model=model")
+    assert len(findings(R, src)) == 1

@@ -18,8 +18,9 @@ syntax tree. Three kinds are file-level (:func:`file_calls`), one is per trainer
     the ``def``. ``args``: ``num_items_in_batch`` (bool: a parameter of that name),
     ``var_kwargs`` (bool: a ``**kwargs`` parameter), ``reads_num_items`` (bool: the body names
     ``num_items_in_batch`` or the ``**kwargs`` parameter, i.e. uses or forwards the count),
-    ``base`` (the library trainer class), and ``model_accepts_loss_kwargs`` when the file sets
-    it (a class attribute or ``self.model_accepts_loss_kwargs = ...``).
+    ``base`` (the library trainer class), ``instantiated`` (bool: the file calls the class or a
+    local subclass of it), and ``model_accepts_loss_kwargs`` when the file sets it (a class
+    attribute or ``self.model_accepts_loss_kwargs = ...``).
 
 ``"trainer_inputs"``
     What one trainer call is given besides the model and the arguments; ``qualified_name``
@@ -178,9 +179,20 @@ def _compute_loss_calls(ex: Any) -> list[CallSite]:
                 flag = ex.setting(ex.r.ev(m.value, ex.r.module_env, m.order), None, m.value)
         if flag is not None:
             args["model_accepts_loss_kwargs"] = flag
+        args["instantiated"] = Setting.literal(_instantiated(ex, scope), ex.span(scope.node))
         out.append(CallSite("compute_loss_override", f"{scope.name}.compute_loss", ex.span(fscope.node),
                             args=args, receiver=scope.name))
     return out
+
+
+def _instantiated(ex: Any, scope: Any) -> bool:
+    """Whether the file calls the class ``scope`` (``Name(...)``) or a local class that
+    subclasses it by name (one level)."""
+    names = {scope.name}
+    for other in ex.index.scopes[: _MAX_ITEMS * 4]:
+        if other.kind == "class" and any(type(b) is cst.Name and b.value == scope.name for b in other.bases):
+            names.add(other.name)
+    return any(ex.index.calls_named(name) for name in names)
 
 
 # ---- per trainer ----------------------------------------------------------------------------------

@@ -19,7 +19,8 @@ Reads the ``"compute_loss_override"`` CallSites (:mod:`lintlora.extract.pyidioms
     four micro-batches). Silent when the file sets ``model_accepts_loss_kwargs = False``.
 
 Info when the accumulation count is a default the launch may change (an argparse option,
-``HfArgumentParser``), with how it is set. Silent: transformers older than 4.46 (the count is not passed), overrides of classes that are
+``HfArgumentParser``), with how it is set. Silent: a class the file defines but never constructs (the file trains with another trainer),
+transformers older than 4.46 (the count is not passed), overrides of classes that are
 not trainers, inference-only files, an accumulation count lintlora cannot resolve or of 1.
 """
 
@@ -64,6 +65,8 @@ class ComputeLossSignature(Rule):
         ga = setup.get("training.gradient_accumulation_steps")
         for call in overrides:
             a = call.args
+            if a.get("instantiated") is not None and not a["instantiated"].is_(True):
+                continue  # defined but never constructed in this file: another trainer runs
             takes = a["num_items_in_batch"].value is True
             star = a["var_kwargs"].value is True
             method = call.qualified_name
