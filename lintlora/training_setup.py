@@ -320,7 +320,15 @@ class CallSite:
             whether a recognised trainer's ``.train()`` comes after it, absent when the file
             calls none); a
             ``register_forward_hook`` on the input embeddings is recorded as
-            ``"enable_input_require_grads"``. Plugins may add their own kinds.
+            ``"enable_input_require_grads"``. Issue 16 (:mod:`lintlora.extract.pyidioms16`,
+            which documents their ``args``): ``"pad_token_is_eos"`` (``tok.pad_token =
+            tok.eos_token`` / ``pad_token_id = eos_token_id`` not overridden later; span the
+            statement), ``"compute_loss_override"`` (a trainer subclass's ``compute_loss``:
+            ``num_items_in_batch``, ``var_kwargs``, ``reads_num_items``, ``base``,
+            ``model_accepts_loss_kwargs``), ``"trainer_inputs"`` (one per trainer call, span the
+            call: ``data_collator``, ``collator_mlm``, ``collator_columns``, ``model_class``,
+            ``compute_metrics``, ``preprocess_logits_for_metrics``, ``eval_dataset``,
+            ``max_seq_length_keyword``, ``intended_length``). Plugins may add their own kinds.
         qualified_name: the resolved name (``torch.cuda.empty_cache``) or, for method calls,
             ``<receiver>.<method>``.
         span: the call expression.

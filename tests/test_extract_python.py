@@ -60,12 +60,12 @@ def test_hf_trainer_qlora():
     assert t.max_seq_length.source == "the data pipeline's truncation length"
     assert t.max_seq_length.span.line == line_of(f, "max_length=512")
     kinds = [c.kind for c in s.calls]
-    assert kinds == ["prepare_model_for_kbit_training", "get_peft_model",
-                     "print_trainable_parameters"]
-    prep = s.calls[0]
+    assert kinds == ["pad_token_is_eos", "prepare_model_for_kbit_training", "get_peft_model",
+                     "print_trainable_parameters", "trainer_inputs"]
+    prep = s.calls[1]
     assert prep.args["use_gradient_checkpointing"].value is True
     assert prep.args["use_gradient_checkpointing"].origin is Origin.LIBRARY_DEFAULT
-    assert [c.order for c in s.calls] == [0, 1, 2]
+    assert [c.order for c in s.calls] == [0, 1, 2, 3, 4]
 
 
 def test_trl_sft():
@@ -83,9 +83,9 @@ def test_trl_sft():
     assert t.gradient_checkpointing.origin is Origin.LIBRARY_DEFAULT
     assert "sft_config.py" in t.gradient_checkpointing.source
     assert t.bf16.value is True  # not fp16
-    assert [c.kind for c in s.calls] == ["trainer_peft_config", "print_trainable_parameters"]
+    assert [c.kind for c in s.calls] == ["trainer_peft_config", "trainer_inputs", "print_trainable_parameters"]
     assert s.calls[0].qualified_name == "trl.SFTTrainer"
-    assert s.calls[1].qualified_name == "trainer.model.print_trainable_parameters"
+    assert s.calls[2].qualified_name == "trainer.model.print_trainable_parameters"
 
 
 def test_torch_loop():
@@ -143,7 +143,7 @@ def test_aliased_imports():
     assert s.lora.modules_to_save.value == ("lm_head",)
     assert s.training.dataloader_num_workers.value == 16
     kinds = [c.kind for c in s.calls]
-    assert kinds == ["gradient_checkpointing_enable", "get_peft_model", "empty_cache"]
+    assert kinds == ["gradient_checkpointing_enable", "get_peft_model", "trainer_inputs", "empty_cache"]
     gc = s.calls[0]
     assert gc.args["gradient_checkpointing_kwargs"].value == {"use_reentrant": False}
     assert gc.receiver == "base"

@@ -36,6 +36,12 @@ EXPECTED = {
     "LL015": "kbit-prep-unquantized",
     "LL016": "quantized-without-adapter",
     "LL017": "fp16-overflow-model",
+    "LL018": "gemma-eager-attention",
+    "LL019": "pad-token-is-eos",
+    "LL020": "trl-max-length",
+    "LL021": "compute-loss-signature",
+    "LL022": "eval-logits-on-gpu",
+    "LL023": "collator-columns-dropped",
     "LL024": "sharded-qlora-quant-storage",
     "LL025": "deepspeed-config-mismatch",
 }

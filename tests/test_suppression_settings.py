@@ -68,9 +68,11 @@ def test_which_rules_depend_on_settings():
     # LL001: the estimate (model); LL002: the GPU; LL003: the architecture; LL007: --cpus;
     # LL008: the GPU and the estimate; LL010: the GPU; LL012: the architecture; LL013: the
     # transformers version (--assume-version); LL015: the model name (--model); LL017: the GPU
-    # and the architecture
+    # and the architecture; LL018: the architecture and the transformers version; LL020/LL021:
+    # the TRL/transformers version
     assert {c for c, d in declared.items() if d} == {"LL001", "LL002", "LL003", "LL007", "LL008",
-                                                      "LL010", "LL012", "LL013", "LL015", "LL017"}
+                                                      "LL010", "LL012", "LL013", "LL015", "LL017",
+                                                      "LL018", "LL020", "LL021"}
     assert not UnusedSuppression.depends_on_settings
 
 

@@ -103,6 +103,23 @@ def _same_guards(a: tuple, b: tuple) -> bool:
                                     for x, y in zip(a, b))
 
 
+def _numbered(calls: tuple, more: list) -> tuple:
+    """``calls`` with ``more`` merged in by source position (each before the first call that
+    starts on a later line; ``calls`` keep their relative order), renumbered
+    (``CallSite.order``)."""
+    import dataclasses
+
+    if not more:
+        return tuple(calls)
+    merged = list(calls)
+    for extra in sorted(more, key=lambda c: (c.span.line, c.span.column) if c.span else (1 << 30, 0)):
+        line = extra.span.line if extra.span is not None else 1 << 30
+        at = next((i for i, c in enumerate(merged) if c.span is not None and c.span.line > line),
+                  len(merged))
+        merged.insert(at, extra)
+    return tuple(dataclasses.replace(c, order=i) for i, c in enumerate(merged))
+
+
 def _is_trl_trainer(canon: str) -> bool:
     """A TRL trainer class by its canonical name (``trl.SFTTrainer``, ``trl.PPOTrainer``,
     ``trl.experimental.orpo.ORPOTrainer``...): every one takes ``peft_config=`` and wraps the
@@ -839,6 +856,9 @@ class _Extractor(SectionBuilders):
     def assemble(self, found: _Found) -> list[TrainingSetup]:
         self.found = found
         calls = self.call_sites(found)
+        from lintlora.extract.pyidioms16 import file_calls
+
+        calls = _numbered(calls, file_calls(self))  # issue 16: pad token, compute_loss overrides
         from lintlora.extract.pylaunch import docstring_launch, module_docstring
 
         evidence = tuple(found.evidence) + tuple(
@@ -987,6 +1007,9 @@ class _Extractor(SectionBuilders):
         anchor = self.span(rec.node)
         # a trainer's own peft_config= wrap belongs to its setup only (two trainers, one file)
         calls = tuple(c for c in calls if c.kind != "trainer_peft_config" or c.span == anchor)
+        from lintlora.extract.pyidioms16 import trainer_calls
+
+        calls = _numbered(calls, trainer_calls(self, rec, trainer_canon, args, tv))  # issue 16
         return TrainingSetup(
             path=self.path, kind=self.kind,
             framework=self.framework(found, trainer_canon, training_canon),

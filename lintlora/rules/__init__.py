@@ -59,6 +59,12 @@ BUILTIN_RULES: tuple[tuple[str, str], ...] = (
     ("LL015", "lintlora.rules.ll015_kbit_prep_unquantized:KbitPrepUnquantized"),
     ("LL016", "lintlora.rules.ll016_quantized_without_adapter:QuantizedWithoutAdapter"),
     ("LL017", "lintlora.rules.ll017_fp16_overflow_model:Fp16OverflowModel"),
+    ("LL018", "lintlora.rules.ll018_gemma_eager_attention:GemmaEagerAttention"),
+    ("LL019", "lintlora.rules.ll019_pad_token_is_eos:PadTokenIsEos"),
+    ("LL020", "lintlora.rules.ll020_trl_max_length:TrlMaxLength"),
+    ("LL021", "lintlora.rules.ll021_compute_loss_signature:ComputeLossSignature"),
+    ("LL022", "lintlora.rules.ll022_eval_logits_on_gpu:EvalLogitsOnGpu"),
+    ("LL023", "lintlora.rules.ll023_collator_columns_dropped:CollatorColumnsDropped"),
     ("LL024", "lintlora.rules.ll024_sharded_qlora_quant_storage:ShardedQloraQuantStorage"),
     ("LL025", "lintlora.rules.ll025_deepspeed_config_mismatch:DeepSpeedConfigMismatch"),
 )

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Iterable
 from lintlora.findings import MemoryFigures
 from lintlora.report import gib, gpu_size as capacity  # one wording of sizes for rules and reports
 
-__all__ = ["gib", "count", "join_words", "peak_phrase", "fits", "capacity", "HEADROOM", "weights_phrase"]
+__all__ = ["gib", "count", "join_words", "peak_phrase", "fits", "capacity", "HEADROOM", "weights_phrase", "at_line"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -71,3 +71,11 @@ def weights_phrase(context: "Context", setup: "TrainingSetup", fixed: "TrainingS
         return ""
     return (f" Estimated weights: {gib(wb)} as written (float32, and the 16-bit copies autocast keeps of float32 "
             f"weights for backward), {gib(wa)} with the fix.")
+
+
+def at_line(span) -> str:
+    """``"line 12"``, or ``"cell 3, line 2"`` for a notebook span (``Span.cell`` set), for
+    messages that point at a second place of the file."""
+    if span is None:
+        return ""
+    return f"cell {span.cell}, line {span.line}" if span.cell is not None else f"line {span.line}"
