@@ -31,7 +31,7 @@ from typing import Any
 
 from lintlora.estimate.sharding import FSDP_STRATEGIES
 
-__all__ = ["sharding_from_setup", "parse_deepspeed_config", "MAX_DS_CONFIG_BYTES"]
+__all__ = ["sharding_from_setup", "parse_deepspeed_config", "files_consulted", "MAX_DS_CONFIG_BYTES"]
 
 MAX_DS_CONFIG_BYTES = 1 << 20
 """A DeepSpeed JSON larger than 1 MiB is refused (real ones are a few KB)."""
@@ -85,26 +85,47 @@ def parse_deepspeed_config(cfg: Any, hidden_size: int) -> tuple[dict[str, Any], 
     return out, notes
 
 
-def _read_ds_json(setup: Any, value: str) -> tuple[Any, str | None]:
-    """The JSON a ``deepspeed=`` path names, read within the project, or ``(None, why)``."""
-    from lintlora.cache import note_input
-    from lintlora.safeio import UnsafeFileError, is_within, project_root, read_text_bounded
+def _ds_json_candidates(setup: Any, value: str) -> tuple[list[str], str | None]:
+    """The paths :func:`_read_ds_json` tries for a ``deepspeed=`` value, in order (the
+    script's folder, then the project root), and why it stops before the next one (``"outside
+    the project"``), or ``(paths, None)``."""
+    from lintlora.safeio import is_within, project_root
 
     if len(value) > 4096 or "\x00" in value:
-        return None, "the path is not one"
+        return [], "the path is not one"
     here = os.path.dirname(os.path.abspath(setup.path))
     root = project_root(setup.path)
+    out: list[str] = []
     for base in (here, root):
         p = os.path.normpath(os.path.join(base, value))
         if not is_within(p, root):
-            return None, "outside the project"
-        note_input(p)  # present or not, an input of the results cache (lintlora/cache.py)
+            return out, "outside the project"
+        out.append(p)
+    return out, None
+
+
+def files_consulted(setup: Any) -> tuple[str, ...]:
+    """The DeepSpeed JSON files :func:`sharding_from_setup` looks at for ``setup`` (absolute,
+    present or not): what an estimate of it depends on besides the setup, returned as data for
+    the results cache (the caller, :class:`lintlora.context.Context`, collects them)."""
+    ds = _known(setup, "training.deepspeed")
+    if ds is None or not ds.value or isinstance(ds.value, dict) or not getattr(setup, "path", None):
+        return ()
+    return tuple(_ds_json_candidates(setup, str(ds.value))[0])
+
+
+def _read_ds_json(setup: Any, value: str) -> tuple[Any, str | None]:
+    """The JSON a ``deepspeed=`` path names, read within the project, or ``(None, why)``."""
+    from lintlora.safeio import UnsafeFileError, read_text_bounded
+
+    candidates, stop = _ds_json_candidates(setup, value)
+    for p in candidates:
         if os.path.isfile(p):
             try:
                 return json.loads(read_text_bounded(p, MAX_DS_CONFIG_BYTES)), None
             except (OSError, UnsafeFileError, UnicodeDecodeError, ValueError, RecursionError) as exc:
                 return None, f"unreadable ({type(exc).__name__}: {str(exc)[:120]})"
-    return None, "not found in the project"
+    return None, stop or "not found in the project"
 
 
 def sharding_from_setup(setup: Any, inputs: Any, notes: list[str], hidden_size: int) -> Any:

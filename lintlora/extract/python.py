@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.extract.launch_bind import CommandLine
 
+import dataclasses
 import itertools
 import os
 import re
@@ -266,7 +267,12 @@ class _Extractor(SectionBuilders):
         self.index = index
         self.r = Resolver(index, self.text, base_dir)
         found = self.classify()
-        return self.assemble(found)
+        setups = self.assemble(found)
+        read = tuple(dict.fromkeys(self.r.files_read))
+        if read:  # the JSON/YAML files the script names and the resolver looked at
+            setups[:] = [dataclasses.replace(s, inputs=tuple(dict.fromkeys(s.inputs + read)))
+                         for s in setups]
+        return setups
 
     # -- recognition ------------------------------------------------------------------------------
     def classify(self) -> _Found:

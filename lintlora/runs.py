@@ -1,0 +1,324 @@
+"""The run, not the file (issue 15): an entry file, the launch that starts it, the configs it
+names and the files its values came from.
+
+A **run** is one entry file (a training script, or a dialect YAML that a CLI such as
+``llamafactory-cli train x.yaml`` starts) together with the launch command that starts it
+(:class:`lintlora.extract.launch_model.Launch`, or none), the configs that launch names, and
+every file the run's result rests on. A file that *N* launches start is *N* runs (a ``for``
+loop over values is one launch per value); a file no launch starts is one run without a
+launch, linted exactly as before runs existed.
+
+This module is in the engine layer. :func:`assemble_run` is pure (data in, data out);
+:class:`LaunchIndex` does the one bounded walk per project root that finds the launches of a
+lint run (through :func:`lintlora.extract.launch.discover_launches`, which never runs
+anything), and maps each launch to the files it starts.
+
+Shapes:
+
+- :class:`Run` ``(entry, launch, configs, files)``: absolute paths.
+- :func:`launched_files` ``(launch) -> tuple[str, ...]``: the entry files a launch starts.
+- :func:`assemble_run` ``(setup, launch, distributed, files) -> TrainingSetup``.
+- :func:`run_launch` ``(launch) -> RunLaunch``.
+- :class:`LaunchIndex` ``.launches_for(path) -> tuple[Launch, ...]``,
+  ``.problems_of(path)``, ``.discovery(root)``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Iterable
+
+from lintlora.training_setup import Origin, RunLaunch, Setting, Span, TrainingSetup
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.extract.launch_model import Count, Launch, LaunchDiscovery, LaunchProblem
+    from lintlora.training_setup import Distributed
+
+__all__ = ["Run", "LaunchIndex", "launched_files", "assemble_run", "run_launch",
+           "related_of", "MAX_WALK_ENTRIES", "DIALECT_LAUNCHERS", "MAX_COMMAND_CHARS"]
+
+MAX_WALK_ENTRIES = 20_000
+"""Directory entries (files and folders) looked at per project walk at most. A training
+repository has a few hundred; the walk that finds launch files around a named script stops
+here (and at :data:`lintlora.extract.launch.MAX_FILES` launch files), so linting one file in a
+huge monorepo stays bounded. A walk that stops says so (a notice)."""
+
+DIALECT_LAUNCHERS = {"llamafactory": "llamafactory", "axolotl": "axolotl", "tune": "torchtune",
+                     "litgpt": "litgpt"}
+"""Launchers whose entry point is a YAML config of a dialect (``llamafactory-cli train x.yaml``,
+``axolotl train x.yml``, ``tune run recipe --config x.yaml``, ``litgpt finetune_lora --config
+x.yaml``) -> the :attr:`ConfigRef.role` of that YAML."""
+
+MAX_COMMAND_CHARS = 200
+"""Longest :attr:`RunLaunch.command` text (:class:`lintlora.training_setup.RunLaunch`)."""
+
+_SKIP = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
+                   "site-packages", ".pytest_cache", ".hg", ".svn", "build", "dist", ".eggs"})
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run: ``entry`` (absolute path of the script or dialect YAML), the ``launch`` that
+    starts it (``None``: no launch found), ``configs`` (absolute paths of the config files the
+    launch names) and ``files`` (every file the run is made of: the entry, the launch file, the
+    configs)."""
+
+    entry: str
+    launch: "Launch | None" = None
+    configs: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, entry: str, launch: "Launch | None") -> "Run":
+        """The run of ``entry`` started by ``launch``."""
+        entry = os.path.abspath(entry)
+        if launch is None:
+            return cls(entry, None, (), (entry,))
+        configs = tuple(dict.fromkeys(c.path for c in launch.configs if c.path))
+        files = tuple(dict.fromkeys((entry, os.path.abspath(launch.path), *configs)))
+        return cls(entry, launch, configs, files)
+
+
+def launched_files(launch: "Launch") -> tuple[str, ...]:
+    """The entry files ``launch`` starts, absolute: its script (``entry_path``), the project
+    file of its ``-m`` module (``module_path``), and for a dialect CLI
+    (:data:`DIALECT_LAUNCHERS`) the YAML config of that dialect it names."""
+    out = []
+    for path in (launch.entry_path, launch.module_path):
+        if path:
+            out.append(os.path.abspath(path))
+    role = DIALECT_LAUNCHERS.get(launch.launcher)
+    if role is not None:
+        for ref in launch.configs:
+            if ref.path and ref.role == role:
+                out.append(os.path.abspath(ref.path))
+    return tuple(dict.fromkeys(out))
+
+
+def _count_setting(count: "Count | None", path: str, label: str) -> Setting:
+    if count is None or count.value is None:
+        return Setting.unknown(None if count is None else f"{count.source} {count.text}")
+    line = count.line or 1
+    return Setting(count.value, Origin.LAUNCH, Span(path, line, 1), None,
+                   f"{count.source} {count.text} ({os.path.basename(path)}:{line})")
+
+
+def _processes(launch: "Launch", path: str) -> Setting:
+    """``nodes × processes per node``, or the world size the launcher states, or one process
+    for a plain ``python`` launch; unknown otherwise (a launcher's default that depends on the
+    machine, ``deepspeed`` without ``--num_gpus``: every visible GPU, is not guessed)."""
+    name = os.path.basename(path)
+    if launch.processes is not None:
+        return _count_setting(launch.processes, path, "processes")
+    per_node = launch.processes_per_node
+    if per_node is None and launch.launcher == "deepspeed" and launch.visible_gpus is not None:
+        per_node = launch.visible_gpus  # deepspeed starts one process per GPU it is given
+    if per_node is not None and per_node.value is not None:
+        nodes = launch.nodes
+        if nodes is None:
+            return _count_setting(per_node, path, "processes")
+        if nodes.value is None:
+            return Setting.unknown(f"{nodes.source} {nodes.text}")
+        line = per_node.line or launch.line
+        total = per_node.value * nodes.value
+        return Setting(total, Origin.LAUNCH, Span(path, line, 1), None,
+                       f"{nodes.source} {nodes.text} × {per_node.source} {per_node.text} "
+                       f"({name}:{line})")
+    if launch.launcher == "python" and not launch.distributed:
+        return Setting(1, Origin.LAUNCH, Span(path, launch.line, 1), None,
+                       f"python: one process ({name}:{launch.line})")
+    return Setting.unknown(None)
+
+
+def _command_text(launch: "Launch") -> str:
+    """The launcher, its option names, the entry and the script's option names: never a value
+    (a token or a password passed on the command line is not repeated in a report)."""
+    words = [launch.launcher if launch.launcher != "llamafactory" else "llamafactory-cli"]
+    words += [w.text.split("=", 1)[0] for w in launch.launcher_argv
+              if w.text and w.text.startswith("-")]
+    if launch.subcommand:
+        words.append(launch.subcommand)
+    if launch.entry is not None and launch.entry.text:
+        words.append(os.path.basename(launch.entry.text))
+    elif launch.module:
+        words += ["-m", launch.module]
+    words += [w.text.split("=", 1)[0] for w in launch.argv if w.text and w.text.startswith("-")]
+    text = " ".join(words)
+    return text if len(text) <= MAX_COMMAND_CHARS else text[:MAX_COMMAND_CHARS - 3] + "..."
+
+
+def run_launch(launch: "Launch") -> RunLaunch:
+    """The :class:`RunLaunch` rules and the estimator see for ``launch``: its span (the launch
+    file, absolute, and the command's first line), the processes in all, the nodes, the
+    launcher's precision and distributed flags, and the sweep index."""
+    path = os.path.abspath(launch.path)
+    mixed = Setting.unknown(None)
+    value = launch.mixed_precision
+    if value is not None:
+        line = value.line or launch.line
+        if value.text is not None:
+            mixed = Setting(value.text, Origin.LAUNCH, Span(path, line, 1), None,
+                            f"{value.raw or value.text} ({os.path.basename(path)}:{line})")
+        else:
+            mixed = Setting.unknown(value.raw or None, Span(path, line, 1))
+    return RunLaunch(span=Span(path, launch.line, 1), launcher=launch.launcher,
+                     command=_command_text(launch), processes=_processes(launch, path),
+                     nodes=_count_setting(launch.nodes, path, "nodes"),
+                     mixed_precision=mixed, distributed=tuple(launch.distributed),
+                     sweep=launch.sweep)
+
+
+def assemble_run(setup: TrainingSetup, launch: "Launch | None",
+                 distributed: "Distributed | None", files: Iterable[str]) -> TrainingSetup:
+    """``setup`` as one run: ``run`` from ``launch`` (:func:`run_launch`; left as it is when
+    ``launch`` is ``None``), ``distributed`` (left as it is when ``None``) and ``inputs``
+    extended by ``files`` (absolute paths, present or not: the launch file, the configs, the
+    files :func:`lintlora.extract.distributed.distributed_for` read), order kept, repeats and
+    the setup's own file dropped. Pure: no file is read."""
+    changes: dict = {}
+    if launch is not None:
+        changes["run"] = run_launch(launch)
+    if distributed is not None:
+        changes["distributed"] = distributed
+    own = os.path.abspath(setup.path) if setup.path else None
+    inputs = tuple(p for p in dict.fromkeys((*setup.inputs, *(os.path.abspath(f) for f in files)))
+                   if p != own)
+    if inputs != setup.inputs:
+        changes["inputs"] = inputs
+    return replace(setup, **changes) if changes else setup
+
+
+def related_of(launch_span: Span) -> "RelatedLocation":
+    """The ``RelatedLocation`` the engine adds to every finding of a launched run:
+    ``"launched by run.sh:3"``."""
+    from lintlora.findings import RelatedLocation
+
+    return RelatedLocation(launch_span, f"launched by {os.path.basename(launch_span.path)}:"
+                                        f"{launch_span.line}")
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lintlora.findings import RelatedLocation
+
+
+# ---- finding the launches of a lint run -----------------------------------------------------
+
+class LaunchIndex:
+    """The launches of one lint run, found once per project root and kept for the run.
+
+    :meth:`launches_for` gives the launches that start a file (found in the paths given and in
+    the project around the file: :func:`lintlora.safeio.confinement_root`); the walk of a root
+    is bounded (:data:`MAX_WALK_ENTRIES` entries, :data:`lintlora.extract.launch.MAX_FILES`
+    launch files) and skips ``.git``, virtual environments, ``node_modules`` and build folders.
+    """
+
+    def __init__(self) -> None:
+        self._roots: dict[str, "LaunchDiscovery"] = {}
+        self._by_entry: dict[str, list["Launch"]] = {}
+        self._walk_notes: dict[str, str] = {}
+        self._root_of: dict[str, str] = {}
+
+    def root_of(self, path: str) -> str:
+        """The project root of ``path`` (resolved once per folder)."""
+        from lintlora.safeio import confinement_root
+
+        folder = os.path.dirname(os.path.abspath(path))
+        root = self._root_of.get(folder)
+        if root is None:
+            root = self._root_of[folder] = confinement_root(path)
+        return root
+
+    def discovery(self, root: str) -> "LaunchDiscovery":
+        """What the walk of ``root`` found (walked the first time it is asked)."""
+        found = self._roots.get(root)
+        if found is None:
+            from lintlora.extract.launch import discover_launches
+
+            candidates, note = _launch_candidates(root)
+            if note:
+                self._walk_notes[root] = note
+            found = discover_launches(candidates, root=root)
+            self._roots[root] = found
+            self.add(found)
+        return found
+
+    def add(self, found: "LaunchDiscovery") -> None:
+        """Also map the launches of ``found`` (a named launch file's, read on its own) to the
+        files they start (a launch already known is not added twice)."""
+        for launch in found.launches:
+            for entry in launched_files(launch):
+                known = self._by_entry.setdefault(os.path.realpath(entry), [])
+                if launch not in known:
+                    known.append(launch)
+
+    def walk_note(self, root: str) -> str | None:
+        """Why the walk of ``root`` stopped early, or ``None``."""
+        return self._walk_notes.get(root)
+
+    def launches_for(self, path: str) -> tuple["Launch", ...]:
+        """The launches that start ``path`` (the file's real path matched), in launch-file and
+        line order."""
+        self.discovery(self.root_of(path))
+        try:
+            real = os.path.realpath(path)
+        except ValueError:
+            return ()
+        found = self._by_entry.get(real, ())
+        return tuple(sorted(found, key=lambda l: (l.path, l.line, l.sweep or 0)))
+
+
+def _launch_candidates(root: str) -> tuple[list[str], str | None]:
+    """The launch files under ``root`` by name (:func:`lintlora.extract.launch.launch_file_kind`)
+    or, for an extensionless file, by a shell shebang in its first 128 bytes; folders of
+    :data:`_SKIP` and linked folders are not entered. Bounded: see :class:`LaunchIndex`."""
+    from lintlora import safeio
+    from lintlora.extract.launch import MAX_FILES, launch_file_kind
+
+    out: list[str] = []
+    seen = 0
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        subfolders = []
+        for entry in entries:
+            seen += 1
+            if seen > MAX_WALK_ENTRIES:
+                return sorted(out), (f"more than {MAX_WALK_ENTRIES} files and folders in the "
+                                     f"project {root}: launch files beyond were not looked for")
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in _SKIP:
+                        subfolders.append(entry.path)
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+            except OSError:
+                continue
+            name = entry.name
+            if launch_file_kind(entry.path) is None:
+                if "." in name:
+                    continue
+                try:
+                    head = safeio.read_bounded(entry.path, 1 << 16, follow_links=False)[:128]
+                except OSError:
+                    continue
+                if launch_file_kind(entry.path, head.decode("latin-1")) is None:
+                    continue
+            out.append(entry.path)
+            if len(out) >= MAX_FILES:
+                return sorted(out), (f"more than {MAX_FILES} launch files in the project "
+                                     f"{root}: the rest were not read")
+        pending.extend(reversed(subfolders))
+    return sorted(out), None
+
+
+def problem_codes(problem: "LaunchProblem") -> str:
+    """The diagnostic code of a launch problem: ``LL000`` (not readable as shell) or
+    ``LL998`` (a limit, or a file that cannot be opened: an input problem, not lintlora's bug)."""
+    return "LL000" if problem.code == "LL000" else "LL998"
