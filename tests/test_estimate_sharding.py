@@ -219,12 +219,12 @@ def test_script_path_reads_the_deepspeed_json(tmp_path):
 def test_the_deepspeed_json_is_an_input_of_the_results_cache(tmp_path):
     # a change to the JSON must re-lint the script that names it (lintlora/cache.py keys a
     # result by the files it read)
-    from lintlora.cache import recording
+    # (returned as data: FileResult.inputs, collected by the engine from the context)
+    from lintlora.engine import lint_paths
 
     script = _project(tmp_path)
-    with recording() as read:
-        estimate_json(str(script))
-    assert str(tmp_path / "ds" / "zero_stage3_offload_config.json") in read
+    result = lint_paths([str(script)])
+    assert str(tmp_path / "ds" / "zero_stage3_offload_config.json") in result.inputs[str(script)]
 
 
 def test_a_deepspeed_path_outside_the_project_is_not_read(tmp_path):
