@@ -470,7 +470,7 @@ def _syntax_finding(path: str, exc: ExtractError) -> Finding:
 
 def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
               context: "Context", *, data: bytes | None = None,
-              launches: Sequence[Any] = ()) -> FileResult:
+              launches: Sequence[Any] = (), root: str | None = None) -> FileResult:
     """Lint one file; never raises (see the module docstring for what each failure becomes).
 
     Args:
@@ -486,6 +486,8 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
             Launch`): one run each (:mod:`lintlora.runs`), extracted with the launch's command
             line and assembled with its distribution and files; none: the file alone, as
             before runs existed.
+        root: the file's project root (:func:`lintlora.safeio.confinement_root`), when the
+            caller knows it already; the distributed configs are read only inside it.
     """
     path = source.path
     result = FileResult(path=path, kind=source.kind, fail_on=settings.fail_on)
@@ -576,7 +578,11 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
     inputs: dict[str, None] = {}
     for launch, extracted in runs:
         for setup in extracted:
-            setup = _assembled(result, setup, launch)
+            if root is None:
+                from lintlora.safeio import confinement_root
+
+                root = confinement_root(path)
+            setup = _assembled(result, setup, launch, root)
             try:
                 setup = context.apply_overrides(setup)
             except Exception as exc:  # noqa: BLE001
@@ -634,7 +640,8 @@ def _extract_runs(path: str, kind: str, text: str, explicit: bool, launches: Seq
     return out
 
 
-def _assembled(result: FileResult, setup: TrainingSetup, launch: Any) -> TrainingSetup:
+def _assembled(result: FileResult, setup: TrainingSetup, launch: Any,
+               root: str) -> TrainingSetup:
     """``setup`` as a run (:func:`lintlora.runs.assemble_run`): its launch, its distribution
     (:func:`lintlora.extract.distributed.distributed_for`, whose problems become notices at
     their file and line) and the run's files in ``inputs``. A failure of the distribution reader
@@ -648,10 +655,8 @@ def _assembled(result: FileResult, setup: TrainingSetup, launch: Any) -> Trainin
     distributed = None
     try:
         from lintlora.extract.distributed import distributed_for
-        from lintlora.safeio import confinement_root
 
-        distributed, read, problems = distributed_for(setup, launch,
-                                                      root=confinement_root(setup.path))
+        distributed, read, problems = distributed_for(setup, launch, root=root)
         files = files + tuple(read)
         for problem in problems:
             note = FileError(problem.path, problem.message,
@@ -896,12 +901,14 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
             run.errors.append(FileError(source.path, str(exc), INPUT_ERROR_CODE))
             continue
         launches: tuple = ()
+        root = None
         if source.kind is not None:
             try:
+                root = index.root_of(source.path)
                 launches = index.launches_for(source.path)
             except Exception as exc:  # noqa: BLE001 - the isolation boundary
                 run.errors.append(_internal(source.path, "launch discovery", exc))
-        tasks.append(Task(source, file_settings, context, launches))
+        tasks.append(Task(source, file_settings, context, launches, root))
     cache = None
     if cache_dir is not None and tasks:
         from lintlora.cache import ResultCache

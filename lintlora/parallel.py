@@ -88,6 +88,7 @@ class Task:
     settings: "Settings"
     context: "Context"
     launches: tuple["Launch", ...] = ()
+    root: str | None = None  # the file's project root, when known
 
 
 @dataclass
@@ -201,7 +202,7 @@ def _lint_one(index: int) -> tuple["FileResult", bool]:
     stored = False
     if entry is None or job.cache is None:
         result = job.lint(task.source, task.settings, job.rules, task.context,
-                          launches=task.launches)
+                          launches=task.launches, root=task.root)
     else:
         from lintlora.cache import content_digest
 
@@ -212,7 +213,7 @@ def _lint_one(index: int) -> tuple["FileResult", bool]:
             if data is not None and content_digest(data) != digest:
                 data = None
         result = job.lint(task.source, task.settings, job.rules, task.context, data=data,
-                          launches=task.launches)
+                          launches=task.launches, root=task.root)
         # linted from the very bytes the key was made from, or not stored; keyed by the files
         # the result depends on (FileResult.inputs: the stages return them as data)
         if data is not None:
@@ -244,7 +245,7 @@ def lint_tasks(tasks: Sequence[Task], rules: Sequence[Any], *,
     Args:
         rules: rule instances (shared by every file).
         lint: lints one file: ``lint(source, settings, rules, context, *, data=None,
-            launches=()) -> FileResult`` (:func:`lintlora.engine.lint_file`; passed in, so
+            launches=(), root=None) -> FileResult`` (:func:`lintlora.engine.lint_file`; passed in, so
             this module does not import the engine that calls it).
         read: ``read(path, max_bytes) -> bytes``, the bytes a file is keyed and linted by
             (:func:`lintlora.engine.read_source_bytes`).

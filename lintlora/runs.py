@@ -223,6 +223,8 @@ class LaunchIndex:
         """The project root of ``path`` (resolved once per folder)."""
         from lintlora.safeio import confinement_root
 
+        if os.path.islink(path):  # a link is resolved on its own
+            return confinement_root(path)
         folder = os.path.dirname(os.path.abspath(path))
         root = self._root_of.get(folder)
         if root is None:
