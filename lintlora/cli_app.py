@@ -433,6 +433,8 @@ def _linted_inputs(paths: tuple[str, ...], result: Any) -> list[str]:
     could not read, or noted."""
     inputs = list(paths) + list(result.files)
     inputs += [item.path for item in (*result.errors, *result.notices) if item.path]
+    # the files the runs read: a launch file, the configs it names (RunResult.inputs)
+    inputs += [p for read in getattr(result, "inputs", {}).values() for p in read]
     return inputs
 
 

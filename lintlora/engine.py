@@ -924,6 +924,10 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
             cache.close()
     for file_result in results:
         _collect(run, file_result)
+    for root in sorted({t.root for t in tasks if t.root}):
+        note = index.walk_note(root)
+        if note:  # the walk for launch files stopped at a bound: say so
+            run.notices.append(FileError(root, note, INPUT_ERROR_CODE))
     if not verbose:
         named_alone = os.path.normpath(paths[0]) if len(paths) == 1 else None
         run.notices = [n for n in run.notices if not n.message.startswith(NOT_A_CONFIG)
