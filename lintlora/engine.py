@@ -987,6 +987,11 @@ def _launch_files(sources: list[SourceFile], index: Any, is_excluded: Callable[[
             else:
                 result.errors.append(FileError(source.path, problem.message, INPUT_ERROR_CODE,
                                                problem.line, problem.column))
+        if not found.launches and not found.problems:
+            result.notices.append(FileError(
+                source.path, "no command here starts a training entry point (python, torchrun, "
+                             "accelerate, deepspeed, llamafactory-cli, axolotl, tune, litgpt); "
+                             "nothing to lint", INPUT_ERROR_CODE))
         for launch in found.launches:
             for entry in launched_files(launch):
                 real = os.path.realpath(entry)
