@@ -788,9 +788,26 @@ def _suppressed_elsewhere(produced: list[tuple[Finding, TrainingSetup | None]],
     for other, items in by_path.items():
         text = _launch_text(other)
         directives = read_directives(text, "shell") if text else []
-        found, _unused = apply_suppressions([(f, None) for f, _ in items], directives, "shell",
-                                            (), other)
-        kept.extend(found)
+        if not directives:
+            kept.extend(f for f, _ in items)
+            continue
+        lines = text.split("\n")
+        # a command continued with a backslash cannot hold a comment before its last line:
+        # a directive there covers every line of the command (a finding's region runs on to
+        # the first line that does not end in a backslash)
+        stretched = []
+        for finding, _setup in items:
+            end = finding.span.last_line
+            for _ in range(4096):
+                if not (1 <= end <= len(lines) and lines[end - 1].rstrip("\r").endswith("\\")):
+                    break
+                end += 1
+            stretched.append((dataclasses.replace(finding, span=dataclasses.replace(
+                finding.span, end_line=end)), finding))
+        found, _unused = apply_suppressions([(s, None) for s, _ in stretched], directives,
+                                            "shell", (), other)
+        survivors = {id(f) for f in found}
+        kept.extend(original for s, original in stretched if id(s) in survivors)
     return kept
 
 

@@ -224,6 +224,11 @@ def test_a_finding_at_the_launch_line_is_reported_there_and_suppressed_there(rep
     (repo / "run.sh").write_text("#!/bin/bash\n"
                                  "torchrun --nproc_per_node 4 train.py --fp16 True  # noqa: LL001\n")
     assert len(lint_paths([str(repo / "train.py")], rules=[_AtTheLaunch]).findings) == 1
+    # a continued command: the comment on its last line covers it
+    (repo / "run.sh").write_text(RUN_SH.replace("ds_z3.json", "ds_z3.json  # noqa: LL002"))
+    assert lint_paths([str(repo / "train.py")], rules=[_AtTheLaunch]).findings == []
+    (repo / "run.sh").write_text(RUN_SH + "echo done  # noqa: LL002\n")
+    assert len(lint_paths([str(repo / "train.py")], rules=[_AtTheLaunch]).findings) == 1
 
 
 def test_sarif_related_locations_validate(repo, monkeypatch):
