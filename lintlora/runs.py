@@ -214,7 +214,7 @@ class LaunchIndex:
     """
 
     def __init__(self) -> None:
-        self._roots: dict[str, "LaunchDiscovery"] = {}
+        self._roots: dict[str, "LaunchDiscovery | None"] = {}
         self._by_entry: dict[str, list["Launch"]] = {}
         self._walk_notes: dict[str, str] = {}
         self._root_of: dict[str, str] = {}
@@ -233,16 +233,29 @@ class LaunchIndex:
 
     def discovery(self, root: str) -> "LaunchDiscovery":
         """What the walk of ``root`` found (walked the first time it is asked)."""
-        found = self._roots.get(root)
+        found = self._walked(root)
         if found is None:
+            from lintlora.extract.launch_model import LaunchDiscovery
+
+            return LaunchDiscovery()
+        return found
+
+    def _walked(self, root: str) -> "LaunchDiscovery | None":
+        """:meth:`discovery`, ``None`` when the walk found no launch file (then the launch
+        reader is not even imported: a one-file run in a project without launch files pays
+        only the walk)."""
+        if root in self._roots:
+            return self._roots[root]
+        candidates, note = _launch_candidates(root)
+        if note:
+            self._walk_notes[root] = note
+        found = None
+        if candidates:
             from lintlora.extract.launch import discover_launches
 
-            candidates, note = _launch_candidates(root)
-            if note:
-                self._walk_notes[root] = note
             found = discover_launches(candidates, root=root)
-            self._roots[root] = found
             self.add(found)
+        self._roots[root] = found
         return found
 
     def add(self, found: "LaunchDiscovery") -> None:
@@ -261,7 +274,9 @@ class LaunchIndex:
     def launches_for(self, path: str) -> tuple["Launch", ...]:
         """The launches that start ``path`` (the file's real path matched), in launch-file and
         line order."""
-        self.discovery(self.root_of(path))
+        self._walked(self.root_of(path))
+        if not self._by_entry:
+            return ()
         try:
             real = os.path.realpath(path)
         except ValueError:
@@ -270,16 +285,35 @@ class LaunchIndex:
         return tuple(sorted(found, key=lambda l: (l.path, l.line, l.sweep or 0)))
 
 
+_SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
+_LAUNCH_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile", "Procfile"})
+
+
+def _maybe_launch_name(name: str, folder: str) -> bool:
+    """A cheap superset of :func:`lintlora.extract.launch.launch_file_kind` by name alone (so
+    a walk over files that are no launch files imports no shell reader): shell and SLURM
+    suffixes, Makefiles, ``Procfile``, a workflow's YAML, an extensionless file (its shebang
+    is then checked)."""
+    if name.endswith(_SHELL_SUFFIXES) or name in _LAUNCH_NAMES or name.endswith(".mk"):
+        return True
+    if name.endswith((".yml", ".yaml")):
+        return os.path.basename(folder) == "workflows" and \
+            os.path.basename(os.path.dirname(folder)) == ".github"
+    return "." not in name
+
+
 def _launch_candidates(root: str) -> tuple[list[str], str | None]:
     """The launch files under ``root`` by name (:func:`lintlora.extract.launch.launch_file_kind`)
-    or, for an extensionless file, by a shell shebang in its first 128 bytes; folders of
-    :data:`_SKIP` and linked folders are not entered. Bounded: see :class:`LaunchIndex`."""
+    or, for an extensionless file, by a shell shebang in its first 128 bytes. Not entered:
+    folders of :data:`_SKIP`, hidden folders but ``.github``, linked folders, and folders
+    marked as caches (a ``CACHEDIR.TAG``, https://bford.info/cachedir/: lintlora's own results
+    cache among them). Bounded: see :class:`LaunchIndex`."""
     from lintlora import safeio
-    from lintlora.extract.launch import MAX_FILES, launch_file_kind
 
     out: list[str] = []
     seen = 0
     pending = [root]
+    kind_of = None
     while pending:
         folder = pending.pop()
         try:
@@ -287,37 +321,45 @@ def _launch_candidates(root: str) -> tuple[list[str], str | None]:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError:
             continue
+        if any(e.name == "CACHEDIR.TAG" for e in entries):
+            continue
         subfolders = []
         for entry in entries:
             seen += 1
             if seen > MAX_WALK_ENTRIES:
                 return sorted(out), (f"more than {MAX_WALK_ENTRIES} files and folders in the "
                                      f"project {root}: launch files beyond were not looked for")
+            name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in _SKIP:
+                    if name not in _SKIP and (not name.startswith(".") or name == ".github"):
                         subfolders.append(entry.path)
                     continue
-                if not entry.is_file(follow_symlinks=False):
+                if not _maybe_launch_name(name, folder) or not entry.is_file(follow_symlinks=False):
                     continue
             except OSError:
                 continue
-            name = entry.name
-            if launch_file_kind(entry.path) is None:
-                if "." in name:
-                    continue
+            if kind_of is None:
+                from lintlora.extract.launch import launch_file_kind as kind_of
+            if kind_of(entry.path) is None:
                 try:
                     head = safeio.read_bounded(entry.path, 1 << 16, follow_links=False)[:128]
                 except OSError:
                     continue
-                if launch_file_kind(entry.path, head.decode("latin-1")) is None:
+                if not head.startswith(b"#!") or kind_of(entry.path, head.decode("latin-1")) is None:
                     continue
             out.append(entry.path)
-            if len(out) >= MAX_FILES:
-                return sorted(out), (f"more than {MAX_FILES} launch files in the project "
+            if len(out) >= _max_files():
+                return sorted(out), (f"more than {_max_files()} launch files in the project "
                                      f"{root}: the rest were not read")
-        pending.extend(reversed(subfolders))
+        pending.extend(reversed(subfolders))  # depth first, in name order: deterministic
     return sorted(out), None
+
+
+def _max_files() -> int:
+    from lintlora.extract.launch import MAX_FILES
+
+    return MAX_FILES
 
 
 def problem_codes(problem: "LaunchProblem") -> str:
