@@ -904,9 +904,12 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
     from lintlora.parallel import Task, default_jobs, lint_tasks
     from lintlora.runs import LaunchIndex
 
-    index = LaunchIndex()  # the launches around the linted files: one walk per project root
+    # the launches around the linted files: one walk per project root; only launch files
+    # naming a linted file (or a named launch file's entries) are parsed
+    index = LaunchIndex(_stems(sources))
     sources, launch_results = _launch_files(sources, index, is_excluded,
                                             lambda p: resolve(p).fail_on)
+    index.add_names(_stems(sources))  # the entries a named launch file starts
     for launch_result in launch_results:
         _collect(run, launch_result)
     tasks = []
@@ -1023,6 +1026,12 @@ def _launch_files(sources: list[SourceFile], index: Any, is_excluded: Callable[[
         results.append(result)
     kept.sort(key=lambda s: (os.path.normpath(s.path), s.kind or ""))
     return kept, results
+
+
+def _stems(sources: Sequence[SourceFile]) -> set[str]:
+    """The names without suffix of the files a lint judges (:class:`lintlora.runs.LaunchIndex`
+    parses only the launch files that name one of them)."""
+    return {os.path.splitext(os.path.basename(s.path))[0] for s in sources}
 
 
 def _is_launch_file(path: str) -> bool:

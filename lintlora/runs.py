@@ -213,7 +213,11 @@ class LaunchIndex:
     launch files) and skips ``.git``, virtual environments, ``node_modules`` and build folders.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, names: Iterable[str] | None = None) -> None:
+        # the file names (without suffix) of the files the lint will judge: a launch file that
+        # names none of them is not parsed (see _mentions)
+        self._names = None if names is None else tuple(sorted(
+            {n.encode("utf-8", "surrogateescape") for n in names if n}))
         self._roots: dict[str, "LaunchDiscovery | None"] = {}
         self._by_entry: dict[str, list["Launch"]] = {}
         self._walk_notes: dict[str, str] = {}
@@ -249,6 +253,8 @@ class LaunchIndex:
         candidates, note = _launch_candidates(root)
         if note:
             self._walk_notes[root] = note
+        if self._names is not None:
+            candidates = [c for c in candidates if _mentions(c, self._names)]
         found = None
         if candidates:
             from lintlora.extract.launch import discover_launches
@@ -257,6 +263,12 @@ class LaunchIndex:
             self.add(found)
         self._roots[root] = found
         return found
+
+    def add_names(self, names: Iterable[str]) -> None:
+        """More file names a launch file may name to be parsed (before the walk of a root)."""
+        if self._names is not None:
+            self._names = tuple(sorted(set(self._names) | {
+                n.encode("utf-8", "surrogateescape") for n in names if n}))
 
     def add(self, found: "LaunchDiscovery") -> None:
         """Also map the launches of ``found`` (a named launch file's, read on its own) to the
@@ -354,6 +366,22 @@ def _launch_candidates(root: str) -> tuple[list[str], str | None]:
                                      f"{root}: the rest were not read")
         pending.extend(reversed(subfolders))  # depth first, in name order: deterministic
     return sorted(out), None
+
+
+def _mentions(path: str, names: tuple[bytes, ...]) -> bool:
+    """Whether the launch file ``path`` holds one of ``names`` (the linted files' names without
+    suffix: ``train`` for ``train.py``, ``python -m src.train``, ``--config train.yaml``), read
+    bounded without following a link. A launch can only start a file it names; one that names
+    none of the linted files is not parsed (shell parsing is the costly part of discovery).
+    A file that cannot be read is kept (discovery then says why)."""
+    from lintlora import safeio
+    from lintlora.extract.launch_model import MAX_LAUNCH_FILE_BYTES
+
+    try:
+        data = safeio.read_bounded(path, MAX_LAUNCH_FILE_BYTES, follow_links=False)
+    except (OSError, ValueError):
+        return True
+    return any(name in data for name in names)
 
 
 def _max_files() -> int:

@@ -361,3 +361,22 @@ def test_the_walk_is_bounded(repo, monkeypatch):
     index.discovery(index.root_of(str(repo / "train.py")))
     assert "launch files beyond were not looked for" in (index.walk_note(
         index.root_of(str(repo / "train.py"))) or "")
+
+
+def test_a_launch_file_naming_no_linted_file_is_not_parsed(repo, monkeypatch):
+    import lintlora.extract.launch as launch
+
+    parsed = []
+    original = launch.discover_launches
+    monkeypatch.setattr(launch, "discover_launches",
+                        lambda paths, **kw: parsed.extend(paths) or original(paths, **kw))
+    (repo / "deploy.sh").write_text("#!/bin/sh\npython serve.py\n")
+    result = lint_paths([str(repo / "train.py")])
+    assert parsed == [str(repo / "run.sh")]
+    assert _setups(result, repo / "train.py")[0].run is not None
+    # a named launch file's entries are looked up in the other launch files too
+    (repo / "sweep.sh").write_text("#!/bin/sh\ntorchrun --nproc_per_node 2 train.py\n")
+    parsed.clear()
+    named = lint_paths([str(repo / "sweep.sh")])
+    assert [s.run.span.path for s in _setups(named, repo / "train.py")] == [
+        str(repo / "run.sh"), str(repo / "sweep.sh")]
