@@ -17,6 +17,15 @@ per file (issue 8). Every stage of a file runs behind an isolation boundary:
 
 Output is deterministic: files are sorted, findings sorted by :meth:`Finding.sort_key`, and
 identical findings from two setups of one file reported once.
+
+**Runs** (issue 15, :mod:`lintlora.runs`): :func:`lint_paths` finds the launches around the
+linted files (one bounded walk per project root) and hands each file the launches that start
+it; :func:`lint_file` lints one run per launch (the launch's command line passed to the
+extractor, the run assembled by :func:`lintlora.runs.assemble_run`), adds ``launched by
+run.sh:3`` to every finding of a launched run, and returns in :attr:`FileResult.inputs` every
+file its result rests on (each stage returns what it read as data), by which the results cache
+keys it and ``--diff-only`` selects it. A file no launch starts is linted as before. A launch
+file named on the command line lints the entries it starts.
 """
 
 from __future__ import annotations

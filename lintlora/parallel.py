@@ -2,12 +2,12 @@
 process or in a pool of worker processes (issue 8).
 
 :func:`lint_tasks` takes the files of a run, each with its settings and
-:class:`~lintlora.context.Context`, and returns one :class:`~lintlora.engine.FileResult` per
+:class:`~lintlora.context.Context`, and returns one :class:`~lintlora.file_result.FileResult` per
 file, in the order given, whatever ran where: the output of a run is the same for every
 ``jobs`` (``tests/test_parallel.py``).
 
-**Cache.** Each file is read once (:func:`lintlora.engine.read_source_bytes`) and keyed by the
-SHA-256 of those bytes; on a miss the same bytes are linted (``lint_file(data=...)``, kept up to
+**Cache.** Each file is read once (the engine's ``read``, :func:`lintlora.engine.read_source_bytes`)
+and keyed by the SHA-256 of those bytes and the launches that start it; on a miss the same bytes are linted (``lint_file(data=...)``, kept up to
 :data:`KEEP_BYTES` in all, inherited by forked workers), so an entry always describes the bytes
 its key was made from, and the file is not read a second time to hash it.
 
