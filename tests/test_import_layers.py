@@ -232,3 +232,28 @@ def test_nothing_calls_a_global_input_recorder():
     for path in PACKAGE.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "note_input" not in text and "recording()" not in text, path
+
+
+KNOWN_RULES_UPWARD = {
+    # the size wording shared by rules and reports lives in the reporters today; it belongs in
+    # the model layer (DESIGN.md "Layers")
+    ("lintlora.rules._text", "lintlora.report"),
+}
+
+
+def test_rules_and_context_import_nothing_above_them_but_the_known_pair():
+    above = ["lintlora.engine", "lintlora.report", "lintlora.cli", "lintlora.cli_app",
+             "lintlora.cache", "lintlora.parallel", "lintlora.runs", "lintlora.file_result"]
+    graph = import_graph()
+    bad = [p for p in _importers(graph, "lintlora.rules", above) + _importers(
+        graph, "lintlora.context", above + ["lintlora.rules"]) if not _is_known(p, KNOWN_RULES_UPWARD)]
+    assert bad == [], bad
+
+
+def test_the_model_layer_imports_only_itself():
+    graph = import_graph()
+    model = {"lintlora.training_setup", "lintlora.findings", "lintlora.settings",
+             "lintlora.config", "lintlora.safeio", "lintlora.limits", "lintlora"}
+    for module in ("lintlora.training_setup", "lintlora.findings", "lintlora.settings",
+                   "lintlora.safeio"):
+        assert graph[module] <= model, (module, graph[module] - model)
