@@ -29,10 +29,15 @@ that is known before linting, each by content where it can change under a checko
 - the environment the model lookup reads: the working directory, ``HF_HUB_CACHE``,
   ``HF_HOME`` and ``HOME``.
 
+- the run: the launches that start the file (:class:`lintlora.extract.launch_model.Launch`,
+  by value: a new or edited launch command is another key).
+
 **Inputs found while linting.** A result can also depend on other files: a JSON/YAML file a
-script names by literal path (:mod:`lintlora.extract.pyargs`), a local ``config.json`` or a
-Hugging Face cache folder the architecture lookup looked at, present or not
-(:mod:`lintlora.estimate.architecture`). Those places call :func:`note_input`; each path is
+script names by literal path (:mod:`lintlora.extract.pyargs`), the launch file and the configs
+a run names, a local ``config.json`` or a Hugging Face cache folder the architecture lookup
+looked at, present or not (:mod:`lintlora.estimate.architecture`). Each stage returns them as
+data (``TrainingSetup.inputs``, ``ArchitectureLookup.inputs``, collected by the context and the
+engine into :attr:`lintlora.file_result.FileResult.inputs`; no global recorder); each path is
 stored with its state (:func:`input_state`: a file's resolved path and the SHA-256 of its
 bytes, a folder's resolved path and sorted names, or absent), and an entry is used only when
 every one is unchanged. A file is never keyed by size and time: a same-size edit with its time
@@ -78,14 +83,12 @@ folder to reclaim the space.
 
 from __future__ import annotations
 
-import contextvars
 import json
 import os
 import stat
 import sys
-from contextlib import contextmanager
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from lintlora.cache_entry import decode_result, encode_result
 from lintlora.cache_folder import SECRET_NAME
@@ -93,7 +96,7 @@ from lintlora.cache_folder import SECRET_NAME
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.cache_folder import CacheFolder
     from lintlora.discovery import SourceFile
-    from lintlora.engine import FileResult
+    from lintlora.file_result import FileResult
     from lintlora.settings import Settings
 
 __all__ = [
@@ -103,9 +106,6 @@ __all__ = [
     "MAX_FOLDER_NAMES",
     "SECRET_NAME",
     "default_cache_dir",
-    "note_input",
-    "note_inputs",
-    "recording",
     "input_state",
     "content_digest",
     "ResultCache",
@@ -113,9 +113,10 @@ __all__ = [
     "decode_result",
 ]
 
-FORMAT = 3
-"""Version of the entry format (the ``v3`` folder and the ``format`` field). 3: signed
-entries, inputs by content."""
+FORMAT = 4
+"""Version of the entry format (the ``v4`` folder and the ``format`` field). 3: signed
+entries, inputs by content; 4: findings' related locations, spans in the run's other files
+(a launch line)."""
 
 MAX_ENTRY_BYTES = 8 * 2**20
 """Largest entry read or written, in bytes (8 MiB). Real entries are tiny (the largest over the
@@ -157,42 +158,6 @@ def content_digest(data: bytes) -> str:
 
 
 # ---- inputs found while linting ------------------------------------------------------------
-
-_recorder: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
-    "lintlora_cache_inputs", default=None)
-
-
-def note_input(path: "str | os.PathLike[str]") -> None:
-    """Record that the result being computed depends on ``path`` (a file or folder, present
-    or not). A no-op outside :func:`recording`; cheap enough to call on every lookup."""
-    inputs = _recorder.get()
-    if inputs is not None:
-        inputs.append(os.path.abspath(os.fspath(path)))
-
-
-def note_inputs(paths: Iterable[str]) -> None:
-    """:func:`note_input` for each of ``paths`` (absolute, as :func:`recording` gives them)."""
-    inputs = _recorder.get()
-    if inputs is not None:
-        inputs.extend(paths)
-
-
-@contextmanager
-def recording() -> Iterator[list[str]]:
-    """Collect the paths :func:`note_input` is given inside the block (absolute, in order,
-    repeats kept). Nested recordings also pass their paths to the enclosing one, so a result
-    memoised inside a run (the architecture of a model) can be replayed with
-    :func:`note_inputs` for the next file that uses it."""
-    outer = _recorder.get()
-    inputs: list[str] = []
-    token = _recorder.set(inputs)
-    try:
-        yield inputs
-    finally:
-        _recorder.reset(token)
-        if outer is not None:
-            outer.extend(inputs)
-
 
 class _NoState(Exception):
     """An input whose state cannot be taken (too large, too many names, changing under us)."""
@@ -322,7 +287,8 @@ def _canonical(document: Any) -> str:
 
 def _same(a: "FileResult", b: "FileResult") -> bool:
     return (a.path, a.kind, a.linted, a.findings, a.errors, a.notices, a.cell_lines) == \
-           (b.path, b.kind, b.linted, b.findings, b.errors, b.notices, b.cell_lines)
+           (b.path, b.kind, b.linted, b.findings, b.errors, b.notices, b.cell_lines) \
+        and set(a.inputs) == set(b.inputs)
 
 
 class _Invalid(Exception):
@@ -395,15 +361,19 @@ class ResultCache:
             self._settings[id(settings)] = entry
         return entry[1]
 
-    def key(self, source: "SourceFile", settings: "Settings", digest: str) -> str:
-        """The key of ``source`` with content SHA-256 ``digest`` under ``settings``."""
+    def key(self, source: "SourceFile", settings: "Settings", digest: str,
+            launches: Sequence[Any] = ()) -> str:
+        """The key of ``source`` with content SHA-256 ``digest`` under ``settings``, started
+        by ``launches`` (the runs of the file: their launch data by value)."""
         from hashlib import sha256
 
         absolute = os.path.abspath(source.path)
-        document = "\n".join((
-            self._run, self._settings_key(settings),
-            _canonical([source.path, absolute, self._project_root(absolute), source.kind,
-                        source.explicit, digest])))
+        parts = [self._run, self._settings_key(settings),
+                 _canonical([source.path, absolute, self._project_root(absolute), source.kind,
+                             source.explicit, digest])]
+        if launches:  # no launch: the key of a file is what it was before runs existed
+            parts.append(_canonical([repr(launch) for launch in launches]))
+        document = "\n".join(parts)
         return sha256(document.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _project_root(self, absolute: str) -> str | None:
@@ -474,8 +444,11 @@ class ResultCache:
                 raise _Invalid("an input")
             if check_inputs and self._state(item[0]) != item[1]:
                 raise _Invalid("an input changed")
-        return decode_result(data["result"], fail_on, path=source.path, kind=source.kind,
-                             codes=self._codes)
+        paths = tuple(item[0] for item in inputs)
+        result = decode_result(data["result"], fail_on, path=source.path, kind=source.kind,
+                               codes=self._codes, other_paths=paths)
+        result.inputs = paths
+        return result
 
     def load(self, key: str, source: "SourceFile", fail_on: Any = None) -> "FileResult | None":
         """The cached result of ``source`` for ``key``, or ``None`` (missing, invalid or
@@ -501,15 +474,18 @@ class ResultCache:
 
     # -- writing -------------------------------------------------------------------------------
     def store(self, key: str, source: "SourceFile", result: "FileResult",
-              inputs: Sequence[str]) -> bool:
+              inputs: Sequence[str] | None = None) -> bool:
         """Write ``result`` (of ``source``, linted from the bytes ``key`` was made from) under
-        ``key`` with the state of ``inputs``; ``False`` when it is not cacheable (see the module
-        docstring) or cannot be written."""
+        ``key`` with the state of ``inputs`` (default: ``result.inputs``, the files the result
+        depends on); ``False`` when it is not cacheable (see the module docstring) or cannot be
+        written."""
+        if inputs is None:
+            inputs = result.inputs
         if not self.enabled or self._folder is None \
                 or any(e.code == _INTERNAL_ERROR for e in result.errors):
             return False
         try:
-            unique = sorted(set(inputs))
+            unique = sorted({os.path.abspath(p) for p in inputs})
             states = [[p, self._state(p)] for p in unique]
             if any(state is _NoState for _, state in states):
                 return False

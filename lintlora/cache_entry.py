@@ -5,8 +5,10 @@ An entry is data that lintlora wrote, but it is read from a folder others may re
 restored from another branch, a shared folder), so it is checked like input: a schema of exact
 field sets and types, with
 
-- **paths**: the file's own. The result's path, every finding's span and every diagnostic
-  belong to the linted file (``Span.cell`` locates a notebook's cells; a cell number, and the
+- **paths**: the file's own, or one of the run's other files (the entry's ``inputs``: a launch
+  line that passed a value, a config a run read). The result's path is the file's; every
+  finding's span, related location and diagnostic belongs to the linted file or to one of its
+  inputs (``Span.cell`` locates a notebook's cells; a cell number, and the
   notebook line map, only in a notebook's result, or a Databricks notebook source's: a
   ``python`` result with a cell map);
 - **numbers**: integers, never booleans; positions (lines, columns, cells) from 1 to
@@ -31,7 +33,7 @@ import re
 from typing import TYPE_CHECKING, Any, Collection
 
 if TYPE_CHECKING:  # pragma: no cover
-    from lintlora.engine import FileResult
+    from lintlora.file_result import FileResult
 
 __all__ = ["MAX_TEXT", "MAX_POSITION", "MAX_BYTES_FIGURE", "encode_result", "decode_result"]
 
@@ -57,10 +59,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _RESULT_FIELDS = frozenset({"path", "kind", "linted", "findings", "errors", "notices",
                             "cell_lines"})
 _FINDING_FIELDS = frozenset({"code", "name", "severity", "span", "message", "fix", "estimate",
-                             "rests_on"})
-_FINDING_RELATED_FIELDS = _FINDING_FIELDS | {"related"}
-"""A finding with :attr:`~lintlora.findings.Finding.related` locations carries them under
-``"related"`` (left out when there are none, so entries written before stay valid)."""
+                             "rests_on", "related"})
 _MAX_RELATED = 64
 """Related locations kept per finding in an entry (more is not a finding lintlora writes)."""
 _ESTIMATE_FIELDS = frozenset({"peak_bytes", "peak_after_fix_bytes", "gpu", "gpu_memory_bytes",
@@ -87,8 +86,7 @@ def _finding_json(finding: Any) -> dict:
             "model": estimate.model, "note": estimate.note,
         },
         "rests_on": list(finding.rests_on),
-        **({"related": [[_span_json(r.span), r.message] for r in finding.related]}
-           if getattr(finding, "related", ()) else {}),
+        "related": [[_span_json(r.span), r.message] for r in finding.related],
     }
 
 
@@ -123,8 +121,10 @@ _ANY = object()
 class _Reader:
     """Checks one result's JSON form against the file it must describe."""
 
-    def __init__(self, path: str | None, kind: Any, codes: Collection[str] | None) -> None:
+    def __init__(self, path: str | None, kind: Any, codes: Collection[str] | None,
+                 other_paths: Collection[str] = ()) -> None:
         self.path = path
+        self.others = frozenset(other_paths)
         self.kind = kind
         self.codes = None if codes is None else frozenset(codes) | _ENGINE_FINDING_CODES
         self.surrogates: frozenset[str] = frozenset()
@@ -189,6 +189,12 @@ class _Reader:
             raise _Invalid("another file's path")
         return value
 
+    def run_path(self, value: Any) -> str:
+        """The file's own path or one of the run's other files (absolute, an input)."""
+        if type(value) is str and value in self.others:
+            return value
+        return self.own_path(value)
+
     def code(self, value: Any, allowed: Collection[str] | None) -> str:
         if type(value) is not str or not _CODE.match(value):
             raise _Invalid("a code")
@@ -201,9 +207,9 @@ class _Reader:
         from lintlora.training_setup import Span
 
         path, line, column, end_line, end_column, cell = self.items(data, 6)
-        if cell is not None and not self.notebook:
+        if cell is not None and (not self.notebook or path != self.path):
             raise _Invalid("a cell outside a notebook")
-        return Span(self.own_path(path), self.position(line), self.position(column),
+        return Span(self.run_path(path), self.position(line), self.position(column),
                     self.opt_position(end_line), self.opt_position(end_column),
                     self.opt_position(cell))
 
@@ -247,10 +253,7 @@ class _Reader:
     def finding(self, data: Any) -> Any:
         from lintlora.findings import Finding, Severity
 
-        if type(data) is dict and "related" in data:
-            self.fields(data, _FINDING_RELATED_FIELDS)
-        else:
-            self.fields(data, _FINDING_FIELDS)
+        self.fields(data, _FINDING_FIELDS)
         severity = data["severity"]
         if severity not in ("info", "warning", "error"):
             raise _Invalid("a severity")
@@ -260,17 +263,17 @@ class _Reader:
             message=self.text(data["message"]), fix=self.opt_text(data["fix"]),
             estimate=self.estimate(data["estimate"]),
             rests_on=tuple(self.text(x) for x in self.items(data["rests_on"])),
-            related=self.related(data["related"]) if "related" in data else ())
+            related=self.related(data["related"]))
 
     def error(self, data: Any, codes: frozenset) -> Any:
         from lintlora.findings import FileError
 
         path, message, code, line, column = self.items(data, 5)
-        return FileError(self.own_path(path), self.text(message), self.code(code, codes),
+        return FileError(self.run_path(path), self.text(message), self.code(code, codes),
                          self.opt_position(line), self.opt_position(column))
 
     def result(self, data: Any, fail_on: Any) -> "FileResult":
-        from lintlora.engine import FileResult
+        from lintlora.file_result import FileResult
 
         self.fields(data, _RESULT_FIELDS)
         path = data["path"]
@@ -305,7 +308,8 @@ class _Reader:
 
 
 def decode_result(data: Any, fail_on: Any = None, *, path: str | None = None, kind: Any = _ANY,
-                  codes: Collection[str] | None = None) -> "FileResult":
+                  codes: Collection[str] | None = None,
+                  other_paths: Collection[str] = ()) -> "FileResult":
     """Read back :func:`encode_result`'s form, checking everything (see the module docstring).
 
     Args:
@@ -315,13 +319,15 @@ def decode_result(data: Any, fail_on: Any = None, *, path: str | None = None, ki
             entry's own ``path`` (its findings and diagnostics must still all be that file's).
         kind: the file's kind (``None`` for files lintlora does not read); default: any.
         codes: the codes of the run's rules; ``None``: any well-formed code.
+        other_paths: the run's other files (the entry's inputs, absolute): spans and
+            diagnostics may also be theirs (a finding at a launch line).
 
     Raises:
         ValueError: the data is not a valid entry for that file (the message says which check
             failed).
     """
     try:
-        return _Reader(path, kind, codes).result(data, fail_on)
+        return _Reader(path, kind, codes, other_paths).result(data, fail_on)
     except (_Invalid, KeyError, TypeError, ValueError, RecursionError) as exc:
         message = f"not a lintlora cache entry ({type(exc).__name__}: {exc})"
         raise ValueError(message[:200]) from None

@@ -420,7 +420,9 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
         linted = set(result.files) | {f.span.path for f in result.findings} | \
             {e.path for e in result.errors if e.path and os.path.exists(e.path)}
         try:
-            changed = changed_lines(diff_ref, paths=sorted(linted)) if linted else {}
+            inputs = sorted({p for ins in getattr(result, "inputs", {}).values() for p in ins})
+            changed = changed_lines(diff_ref, paths=sorted(linted), inputs=inputs) \
+                if linted else {}
         except GitDiffError as exc:
             raise click.BadParameter(for_terminal(str(exc)), param_hint="--diff-only") from None
         result = filter_result(result, changed)
@@ -439,6 +441,8 @@ def _linted_inputs(paths: tuple[str, ...], result: Any) -> list[str]:
     could not read, or noted."""
     inputs = list(paths) + list(result.files)
     inputs += [item.path for item in (*result.errors, *result.notices) if item.path]
+    # the files the runs read: a launch file, the configs it names (RunResult.inputs)
+    inputs += [p for read in getattr(result, "inputs", {}).values() for p in read]
     return inputs
 
 

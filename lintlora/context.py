@@ -98,6 +98,7 @@ class Context:
             self._gpu = find_gpu(self.settings.gpu)
         self._arch_cache: dict[tuple, tuple[Any, str | None]] = {}
         self._arch_inputs: dict[tuple, tuple[str, ...]] = {}  # files each lookup looked at
+        self._consulted: dict[str, None] = {}  # see take_inputs (a set, in order)
         self._estimates: dict[int, tuple[TrainingSetup, Any]] = {}
 
     # ---- library versions (issue 16) --------------------------------------------------------------
@@ -354,7 +355,7 @@ class Context:
         return None
 
     def _resolve_architecture(self, setup: TrainingSetup) -> tuple[Any, str | None]:
-        from lintlora.estimate.architecture import UnknownModelError, resolve_architecture
+        from lintlora.estimate.architecture import lookup_architecture
 
         name = setup.get("model.name_or_path")
         # Only a string names a model; anything else an extractor kept (a dict, a list) is
@@ -376,28 +377,30 @@ class Context:
         # common case, many scripts in one folder naming one hub id.
         key = (model_id, setup.framework, model_config, self.settings.params,
                _folder_of(setup.path, model_id, model_config), root)
-        from lintlora.cache import note_inputs, recording
-
         if key not in self._arch_cache:
-            # the local files and cache folders the lookup looks at are inputs of the results
-            # cache (lintlora/cache.py); remembered to be replayed for the next file
-            with recording() as inputs:
-                try:
-                    arch = resolve_architecture(
-                        key[0],
-                        framework=setup.framework,
-                        model_config=model_config,
-                        params=self.settings.params,
-                        base_dir=setup.path,
-                        root=root,
-                    )
-                    self._arch_cache[key] = (arch, None)
-                except UnknownModelError as exc:
-                    self._arch_cache[key] = (None, str(exc))
-            self._arch_inputs[key] = tuple(inputs)
-        else:
-            note_inputs(self._arch_inputs.get(key, ()))
+            # the local files and cache folders the lookup looked at, returned by it as data
+            # (ArchitectureLookup.inputs); collected for the engine (take_inputs)
+            found = lookup_architecture(
+                key[0],
+                framework=setup.framework,
+                model_config=model_config,
+                params=self.settings.params,
+                base_dir=setup.path,
+                root=root,
+            )
+            self._arch_cache[key] = (found.architecture, found.problem)
+            self._arch_inputs[key] = found.inputs
+        self._consulted.update(dict.fromkeys(self._arch_inputs.get(key, ())))
         return self._arch_cache[key]
+
+    def take_inputs(self) -> tuple[str, ...]:
+        """The files and folders (absolute, present or not) that the architecture lookups and
+        estimates asked of this context consulted since the last call, repeats dropped, and
+        forget them: the engine calls it before and after each file, so a file's result is
+        keyed by what its rules' lookups read (memoised lookups included)."""
+        out = tuple(self._consulted)
+        self._consulted.clear()
+        return out
 
     # ---- estimates -------------------------------------------------------------------------
     def forget_estimates(self) -> None:

@@ -17,11 +17,21 @@ per file (issue 8). Every stage of a file runs behind an isolation boundary:
 
 Output is deterministic: files are sorted, findings sorted by :meth:`Finding.sort_key`, and
 identical findings from two setups of one file reported once.
+
+**Runs** (issue 15, :mod:`lintlora.runs`): :func:`lint_paths` finds the launches around the
+linted files (one bounded walk per project root) and hands each file the launches that start
+it; :func:`lint_file` lints one run per launch (the launch's command line passed to the
+extractor, the run assembled by :func:`lintlora.runs.assemble_run`), adds ``launched by
+run.sh:3`` to every finding of a launched run, and returns in :attr:`FileResult.inputs` every
+file its result rests on (each stage returns what it read as data), by which the results cache
+keys it and ``--diff-only`` selects it. A file no launch starts is linted as before. A launch
+file named on the command line lints the entries it starts.
 """
 
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import io
 import os
 from dataclasses import dataclass, field
@@ -57,11 +67,10 @@ __all__ = [
     "available_rules",
 ]
 
-SYNTAX_ERROR_CODE = "LL000"
-SYNTAX_ERROR_NAME = "syntax-error"
-INPUT_ERROR_CODE = "LL998"
-INTERNAL_ERROR_CODE = "LL999"
-ISSUES_URL = "https://github.com/lintlora/lintlora/issues"
+from lintlora.file_result import (  # noqa: E402 - the engine's data, one layer down
+    INPUT_ERROR_CODE, INTERNAL_ERROR_CODE, ISSUES_URL, SYNTAX_ERROR_CODE, SYNTAX_ERROR_NAME,
+    FileResult,
+)
 
 NOT_A_CONFIG = "not a training config"
 """How the notice about a YAML/JSON file of no training dialect begins. :func:`lint_paths`
@@ -73,35 +82,6 @@ say why."""
 
 class InputFileError(OSError):
     """A file lintlora will not read: too large, or of a type it does not lint (``LL998``)."""
-
-
-@dataclass
-class FileResult:
-    """What linting one file produced (picklable, so a process pool can return it).
-
-    Attributes:
-        path: the file as discovered.
-        kind: ``python``/``notebook``/``yaml``/``json``, or ``None`` when not read.
-        linted: the file was read and checked, a syntax error included (it counts in the run's
-            ``files``); ``False`` for unreadable files and for skipped ones.
-        findings: after suppression and selection, sorted.
-        errors: ``LL998``/``LL999`` diagnostics for this file.
-        notices: informational diagnostics (a named YAML file that is no training config).
-        setups: the extracted setups (for ``--show-setup``), after ``--model`` overrides.
-        cell_lines: notebooks only: code-cell index -> the file line of each of its source
-            lines (so SARIF and annotations can point into the ``.ipynb`` file).
-        fail_on: the ``fail_on`` of the settings that applied to this file.
-    """
-
-    path: str
-    kind: str | None
-    linted: bool = False
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
-    notices: list[FileError] = field(default_factory=list)
-    setups: list[TrainingSetup] = field(default_factory=list)
-    cell_lines: dict[int, tuple[int, ...]] = field(default_factory=dict)
-    fail_on: Severity = Severity.INFO
 
 
 @dataclass
@@ -120,6 +100,9 @@ class RunResult:
         missing: paths given on the command line that do not exist.
         stats: how the run went (worker processes, cache hits and writes): a
             :class:`lintlora.parallel.RunStats`, or ``None`` before the files are linted.
+        inputs: path -> the other files its result depends on (:attr:`FileResult.inputs`:
+            launch files, configs, model configs consulted); ``--diff-only`` keeps a file's
+            findings when one of them changed.
     """
 
     files: list[str] = field(default_factory=list)
@@ -132,6 +115,7 @@ class RunResult:
     fail_on: dict[str, Severity] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
     stats: Any = None
+    inputs: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def internal_error(self) -> bool:
@@ -323,9 +307,13 @@ def _link_target(path: str) -> str:
         return "?"
 
 
-def _extract(path: str, kind: str, text: str, explicit: bool) -> list[TrainingSetup]:
+def _extract(path: str, kind: str, text: str, explicit: bool,
+             command_line: Any = None) -> list[TrainingSetup]:
     """The setups of one file: a :class:`lintlora.extract.Setups` from the Python and notebook
-    extractors, whose ``notes`` say what a limit left out (:mod:`lintlora.extract.limits`)."""
+    extractors, whose ``notes`` say what a limit left out (:mod:`lintlora.extract.limits`).
+
+    ``command_line``: the :class:`lintlora.extract.launch_bind.CommandLine` of the launch of
+    this run (``None``: no launch), passed to the Python and YAML extractors, which bind it."""
     # Input nested too deeply for LibCST's native parser is refused by the Python extractor's
     # own preflight (lintlora/extract/pysyntax.py: CPython's AST parse and a depth check), so
     # the engine no longer parses every file a second time (issue 8)
@@ -338,7 +326,9 @@ def _extract(path: str, kind: str, text: str, explicit: bool) -> list[TrainingSe
             return list(extract_databricks(path, text))
         from lintlora.extract.python import extract_python
 
-        return extract_python(path, text)
+        if command_line is None:
+            return extract_python(path, text)
+        return extract_python(path, text, command_line=command_line)
     if kind == "notebook":
         from lintlora.extract.notebook import extract_notebook
 
@@ -347,7 +337,10 @@ def _extract(path: str, kind: str, text: str, explicit: bool) -> list[TrainingSe
         from lintlora.extract.yaml_config import extract_config
 
         # max_chars=None: the file was read under --max-file-size, the one size limit
-        return list(extract_config(path, text, explicit=explicit, max_chars=None))
+        if command_line is None:
+            return list(extract_config(path, text, explicit=explicit, max_chars=None))
+        return list(extract_config(path, text, explicit=explicit, max_chars=None,
+                                   command_line=command_line))
     raise InputFileError(f"not a file type lintlora reads ({kind})")
 
 
@@ -485,7 +478,8 @@ def _syntax_finding(path: str, exc: ExtractError) -> Finding:
 
 
 def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
-              context: "Context", *, data: bytes | None = None) -> FileResult:
+              context: "Context", *, data: bytes | None = None,
+              launches: Sequence[Any] = (), root: str | None = None) -> FileResult:
     """Lint one file; never raises (see the module docstring for what each failure becomes).
 
     Args:
@@ -497,6 +491,12 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
             :func:`read_source_bytes`: the results cache reads each file once, to hash it, and
             the same bytes are linted (so an entry always describes the bytes its key was made
             from); ``None``: read here.
+        launches: the launches that start the file (:class:`lintlora.extract.launch_model.
+            Launch`): one run each (:mod:`lintlora.runs`), extracted with the launch's command
+            line and assembled with its distribution and files; none: the file alone, as
+            before runs existed.
+        root: the file's project root (:func:`lintlora.safeio.confinement_root`), when the
+            caller knows it already; the distributed configs are read only inside it.
     """
     path = source.path
     result = FileResult(path=path, kind=source.kind, fail_on=settings.fail_on)
@@ -535,9 +535,12 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
 
     from lintlora.extract.limits import scaled_for
 
+    context_inputs = getattr(context, "take_inputs", None)
+    if context_inputs is not None:
+        context_inputs()  # what earlier files' lookups consulted is theirs
     try:
         with scaled_for(settings.max_file_bytes):  # a raised size limit raises the analysis limits
-            setups = _extract(path, source.kind, text, source.explicit)
+            runs = _extract_runs(path, source.kind, text, source.explicit, launches)
     except ExtractError as exc:
         if source.kind in ("yaml", "json") and not _could_be_training_config(text):
             # broken YAML that names no training key (a Helm template, a CI file that
@@ -572,41 +575,118 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
         result.errors.append(_internal(path, f"the {source.kind} extractor", exc))
         return result
     result.linted = True
-    for note in getattr(setups, "notes", ()):  # what a limit of the analysis left out
-        result.notices.append(FileError(path, note, INPUT_ERROR_CODE))
+    notes_seen: set[str] = set()
+    for _launch, extracted in runs:
+        for note in getattr(extracted, "notes", ()):  # what a limit of the analysis left out
+            if note not in notes_seen:
+                notes_seen.add(note)
+                result.notices.append(FileError(path, note, INPUT_ERROR_CODE))
     try:  # the library releases the project states (issue 16): setup.versions, setup.inputs
-        from lintlora.cache import note_inputs
         from lintlora.extract.setup_versions import attach_versions
 
-        setups, version_files = attach_versions(setups, path, text=text, kind=source.kind)
-        note_inputs(version_files)
+        for _launch, extracted in runs:
+            attach_versions(extracted, path, text=text, kind=source.kind)
     except Exception as exc:  # noqa: BLE001 - the isolation boundary
         result.errors.append(_internal(path, "reading the project's library versions", exc))
 
     enabled = [r for r in rules if rule_enabled(r.code, settings, path)]
     produced: list[tuple[Finding, TrainingSetup | None]] = []
-    for setup in setups:
-        try:
-            setup = context.apply_overrides(setup)
-        except Exception as exc:  # noqa: BLE001
-            result.errors.append(_internal(path, "applying --model", exc))
-            continue
-        result.setups.append(setup)
-        for rule in enabled:
+    inputs: dict[str, None] = {}
+    for launch, extracted in runs:
+        for setup in extracted:
+            if root is None:
+                from lintlora.safeio import confinement_root
+
+                root = confinement_root(path)
+            setup = _assembled(result, setup, launch, root)
             try:
-                found = list(rule.check(setup, context))
-            except Exception as exc:  # noqa: BLE001 - one rule's bug must not stop the others
-                error = _internal(path, _stage_of_rule(rule, exc), exc)
-                if error not in result.errors:
-                    result.errors.append(error)
+                setup = context.apply_overrides(setup)
+            except Exception as exc:  # noqa: BLE001
+                result.errors.append(_internal(path, "applying --model", exc))
                 continue
-            produced.extend((f, setup) for f in found)
+            result.setups.append(setup)
+            inputs.update(dict.fromkeys(setup.inputs))
+            launched = None
+            if setup.run is not None:
+                from lintlora.runs import related_of
+
+                launched = related_of(setup.run.span)
+            for rule in enabled:
+                try:
+                    found = list(rule.check(setup, context))
+                except Exception as exc:  # noqa: BLE001 - one rule's bug must not stop the others
+                    error = _internal(path, _stage_of_rule(rule, exc), exc)
+                    if error not in result.errors:
+                        result.errors.append(error)
+                    continue
+                if launched is not None:
+                    # a rule that named the launch itself ("launched by run.sh:3 with 4
+                    # processes") keeps its wording; the engine's plain one is not added again
+                    found = [f if any(r.span == launched.span for r in f.related) else
+                             dataclasses.replace(f, related=f.related + (launched,))
+                             for f in found]
+                produced.extend((f, setup) for f in found)
     if settings.model or settings.model_config:
         notice = _unused_model_notice(path, result.setups, settings)
         if notice is not None:
             result.notices.append(notice)
+    if context_inputs is not None:
+        inputs.update(dict.fromkeys(context_inputs()))
+    own = os.path.abspath(path)
+    result.inputs = tuple(sorted(p for p in inputs if p != own))
     return _finish(result, produced, text, settings, enabled, {r.code for r in enabled},
                    _codes_of(rules))
+
+
+def _extract_runs(path: str, kind: str, text: str, explicit: bool, launches: Sequence[Any]
+                  ) -> list[tuple[Any, list[TrainingSetup]]]:
+    """``(launch, setups)`` per run of the file: one per launch, extracted with the launch's
+    command line (launches with equal command lines share one extraction), or ``[(None,
+    setups)]`` without a launch. Raises what :func:`_extract` raises."""
+    if not launches:
+        return [(None, _extract(path, kind, text, explicit))]
+    from lintlora.extract.launch_bind import command_line_of
+
+    done: dict[Any, list[TrainingSetup]] = {}
+    out = []
+    for launch in launches:
+        command_line = command_line_of(launch)
+        setups = done.get(command_line)
+        if setups is None:
+            setups = done[command_line] = _extract(path, kind, text, explicit, command_line)
+        out.append((launch, setups))
+    return out
+
+
+def _assembled(result: FileResult, setup: TrainingSetup, launch: Any,
+               root: str) -> TrainingSetup:
+    """``setup`` as a run (:func:`lintlora.runs.assemble_run`): its launch, its distribution
+    (:func:`lintlora.extract.distributed.distributed_for`, whose problems become notices at
+    their file and line) and the run's files in ``inputs``. A failure of the distribution reader
+    is an internal error (``LL999``); the setup is then linted without it."""
+    from lintlora.runs import Run, assemble_run
+
+    files: tuple[str, ...] = ()
+    if launch is not None:
+        run = Run.of(setup.path, launch)
+        files = tuple(f for f in run.files if f != run.entry)
+    distributed = None
+    try:
+        from lintlora.extract.distributed import distributed_for
+
+        distributed, read, problems = distributed_for(setup, launch, root=root)
+        files = files + tuple(read)
+        for problem in problems:
+            note = FileError(problem.path, problem.message,
+                             SYNTAX_ERROR_CODE if problem.code == SYNTAX_ERROR_CODE
+                             else INPUT_ERROR_CODE, problem.line, problem.column)
+            if note not in result.notices:
+                result.notices.append(note)
+    except Exception as exc:  # noqa: BLE001 - the isolation boundary
+        error = _internal(result.path, "reading the run's distributed configs", exc)
+        if error not in result.errors:
+            result.errors.append(error)
+    return assemble_run(setup, launch, distributed, files)
 
 
 def _unused_model_notice(path: str, setups: Sequence[TrainingSetup],
@@ -656,6 +736,9 @@ def _finish(result: FileResult, produced: list[tuple[Finding, TrainingSetup | No
 
     path = result.path
     kind = result.kind or ""
+    elsewhere = [(f, s) for f, s in produced if f.span.path != path]  # at a launch line
+    if elsewhere:
+        produced = [(f, s) for f, s in produced if f.span.path == path]
     try:
         directives = read_directives(text, kind) if text else []
         # rules whose firing depends on the run's settings (GPU, model, --cpus...): their
@@ -663,20 +746,29 @@ def _finish(result: FileResult, produced: list[tuple[Finding, TrainingSetup | No
         dependent = {r.code for r in enabled if getattr(r, "depends_on_settings", True)}
         kept, unused = apply_suppressions(produced, directives, kind, ran, path, known,
                                           settings_dependent=dependent)
+        if elsewhere:
+            kept.extend(_suppressed_elsewhere(elsewhere, settings))
     except Exception as exc:  # noqa: BLE001
         result.errors.append(_internal(path, "reading suppression comments", exc))
-        kept, unused = [f for f, _ in produced], []
+        kept, unused = [f for f, _ in produced + elsewhere], []
     if rule_enabled(UNUSED_CODE, settings, path):
         kept.extend(unused)
-    seen = set()
-    final = []
+    seen: dict[tuple, int] = {}
+    final: list[Finding] = []
     for finding in kept:
         if not rule_enabled(finding.code, settings, path):
             continue
+        # identical findings of two setups or two runs are one; the launches of the runs
+        # that found it are all kept (related locations, in order)
         key = (finding.code, finding.span, finding.message)
-        if key in seen:
+        index = seen.get(key)
+        if index is not None:
+            first = final[index]
+            more = tuple(r for r in finding.related if r not in first.related)
+            if more:
+                final[index] = dataclasses.replace(first, related=first.related + more)
             continue
-        seen.add(key)
+        seen[key] = len(final)
         final.append(finding)
     final.sort(key=Finding.sort_key)
     result.findings = final
@@ -696,6 +788,58 @@ def _finish(result: FileResult, produced: list[tuple[Finding, TrainingSetup | No
         except Exception:  # noqa: BLE001 - only a nicety for SARIF/annotations
             result.cell_lines = {}
     return result
+
+
+def _suppressed_elsewhere(produced: list[tuple[Finding, TrainingSetup | None]],
+                          settings: Settings) -> list[Finding]:
+    """The findings of ``produced`` (spans in another file than the linted one: a launch line
+    such as ``--fp16 True`` at ``run.sh:5``) that the suppression comments of that file leave
+    (``# noqa: LL002`` or ``# lintlora: ignore[LL002]`` on the line, as in Python; a shell,
+    Makefile or workflow comment). That file is read bounded, as launch discovery read it; its
+    unused comments are not reported (they may be about another entry file's runs)."""
+    from lintlora.suppression import apply_suppressions, read_directives
+
+    by_path: dict[str, list[tuple[Finding, TrainingSetup | None]]] = {}
+    for finding, setup in produced:
+        by_path.setdefault(finding.span.path, []).append((finding, setup))
+    kept: list[Finding] = []
+    for other, items in by_path.items():
+        text = _launch_text(other)
+        directives = read_directives(text, "shell") if text else []
+        if not directives:
+            kept.extend(f for f, _ in items)
+            continue
+        lines = text.split("\n")
+        # a command continued with a backslash cannot hold a comment before its last line:
+        # a directive there covers every line of the command (a finding's region runs on to
+        # the first line that does not end in a backslash)
+        stretched = []
+        for finding, _setup in items:
+            end = finding.span.last_line
+            for _ in range(4096):
+                if not (1 <= end <= len(lines) and lines[end - 1].rstrip("\r").endswith("\\")):
+                    break
+                end += 1
+            stretched.append((dataclasses.replace(finding, span=dataclasses.replace(
+                finding.span, end_line=end)), finding))
+        found, _unused = apply_suppressions([(s, None) for s, _ in stretched], directives,
+                                            "shell", (), other)
+        survivors = {id(f) for f in found}
+        kept.extend(original for s, original in stretched if id(s) in survivors)
+    return kept
+
+
+def _launch_text(path: str) -> str:
+    """The text of a launch file for its suppression comments, read bounded and without
+    following a link (:data:`lintlora.extract.launch_model.MAX_LAUNCH_FILE_BYTES`); ``""`` when
+    it cannot be read or decoded."""
+    from lintlora.extract.launch_model import MAX_LAUNCH_FILE_BYTES
+    from lintlora.safeio import read_bounded
+
+    try:
+        return read_bounded(path, MAX_LAUNCH_FILE_BYTES, follow_links=False).decode("utf-8-sig")
+    except (OSError, ValueError):
+        return ""
 
 
 # ---- a run -------------------------------------------------------------------------------
@@ -776,7 +920,16 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
     run.errors.extend(errors)
     run.errors.extend(FileError(p, "no such file or folder", INPUT_ERROR_CODE) for p in missing)
     from lintlora.parallel import Task, default_jobs, lint_tasks
+    from lintlora.runs import LaunchIndex
 
+    # the launches around the linted files: one walk per project root; only launch files
+    # naming a linted file (or a named launch file's entries) are parsed
+    index = LaunchIndex(_stems(sources))
+    sources, launch_results = _launch_files(sources, index, is_excluded,
+                                            lambda p: resolve(p).fail_on)
+    index.add_names(_stems(sources))  # the entries a named launch file starts
+    for launch_result in launch_results:
+        _collect(run, launch_result)
     tasks = []
     for source in sources:
         file_settings = resolve(source.path)
@@ -785,14 +938,23 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
         except LookupError as exc:  # an unknown GPU name in a configuration file
             run.errors.append(FileError(source.path, str(exc), INPUT_ERROR_CODE))
             continue
-        tasks.append(Task(source, file_settings, context))
+        launches: tuple = ()
+        root = None
+        if source.kind is not None:
+            try:
+                root = index.root_of(source.path)
+                launches = index.launches_for(source.path)
+            except Exception as exc:  # noqa: BLE001 - the isolation boundary
+                run.errors.append(_internal(source.path, "launch discovery", exc))
+        tasks.append(Task(source, file_settings, context, launches, root))
     cache = None
     if cache_dir is not None and tasks:
         from lintlora.cache import ResultCache
 
         cache = ResultCache(cache_dir, rule_classes)
     try:
-        results, run.stats = lint_tasks(tasks, instances,
+        results, run.stats = lint_tasks(tasks, instances, lint=lint_file,
+                                        read=read_source_bytes,
                                         jobs=default_jobs() if jobs is None else jobs,
                                         cache=cache, keep_setups=keep_setups)
     finally:
@@ -800,6 +962,10 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
             cache.close()
     for file_result in results:
         _collect(run, file_result)
+    for root in sorted({t.root for t in tasks if t.root}):
+        note = index.walk_note(root)
+        if note:  # the walk for launch files stopped at a bound: say so
+            run.notices.append(FileError(root, note, INPUT_ERROR_CODE))
     if not verbose:
         named_alone = os.path.normpath(paths[0]) if len(paths) == 1 else None
         run.notices = [n for n in run.notices if not n.message.startswith(NOT_A_CONFIG)
@@ -811,6 +977,99 @@ def lint_paths(paths: Sequence[str], settings: Settings | None = None, *,
     return run
 
 
+def _launch_files(sources: list[SourceFile], index: Any, is_excluded: Callable[[str], bool],
+                  fail_on: Callable[[str], Severity]) -> tuple[list[SourceFile], list[FileResult]]:
+    """The sources to lint once the launch files named among them are read: a named launch
+    file (``lintlora run.sh``: a file of no kind lintlora lints whose name or shebang says it
+    is a shell script, Makefile, Procfile or workflow) is replaced by the entry files its
+    launches start that lie inside its project (regular files, not excluded, not named
+    already), and gets a result of its own holding its problems as diagnostics at their line:
+    ``LL000`` (not readable as shell) a syntax-error finding, anything else an ``LL998`` input
+    error. Launch files found only by the walk are not reported on (a broken deploy script
+    beside the training code is not the lint's business)."""
+    from lintlora.runs import launched_files, problem_codes
+
+    named: list[SourceFile] = []
+    kept: list[SourceFile] = []
+    for source in sources:
+        (named if source.kind is None and source.explicit and _is_launch_file(source.path)
+         else kept).append(source)
+    if not named:
+        return sources, []
+    from lintlora import safeio
+    from lintlora.extract.launch import discover_launches
+
+    present = {os.path.realpath(s.path) for s in kept}
+    results = []
+    for source in named:
+        result = FileResult(path=source.path, kind=None, linted=True)
+        try:
+            result.fail_on = fail_on(source.path)
+            root = index.root_of(source.path)
+            found = discover_launches([source.path], root=root)
+            index.add(found)
+        except Exception as exc:  # noqa: BLE001 - the isolation boundary
+            result.errors.append(_internal(source.path, "launch discovery", exc))
+            results.append(result)
+            continue
+        for problem in found.problems:
+            code = problem_codes(problem)
+            if code == SYNTAX_ERROR_CODE:
+                line = problem.line or 1
+                column = problem.column or 1
+                result.findings.append(Finding(
+                    code=SYNTAX_ERROR_CODE, name=SYNTAX_ERROR_NAME, severity=Severity.ERROR,
+                    span=Span(source.path, line, column, line, column), message=problem.message,
+                    fix="Fix the shell syntax so the launch can be read; lintlora lints the "
+                        "entry files it starts once it can."))
+            else:
+                result.errors.append(FileError(source.path, problem.message, INPUT_ERROR_CODE,
+                                               problem.line, problem.column))
+        if not found.launches and not found.problems:
+            result.notices.append(FileError(
+                source.path, "no command here starts a training entry point (python, torchrun, "
+                             "accelerate, deepspeed, llamafactory-cli, axolotl, tune, litgpt); "
+                             "nothing to lint", INPUT_ERROR_CODE))
+        for launch in found.launches:
+            for entry in launched_files(launch):
+                real = os.path.realpath(entry)
+                if real in present or not safeio.is_within(entry, root) \
+                        or not os.path.isfile(entry) or is_excluded(entry):
+                    continue
+                kind = file_kind(entry, explicit=False)
+                if kind is None:
+                    continue
+                present.add(real)
+                kept.append(SourceFile(entry, kind, explicit=False))
+        results.append(result)
+    kept.sort(key=lambda s: (os.path.normpath(s.path), s.kind or ""))
+    return kept, results
+
+
+def _stems(sources: Sequence[SourceFile]) -> set[str]:
+    """The names without suffix of the files a lint judges (:class:`lintlora.runs.LaunchIndex`
+    parses only the launch files that name one of them)."""
+    return {os.path.splitext(os.path.basename(s.path))[0] for s in sources}
+
+
+def _is_launch_file(path: str) -> bool:
+    """Whether ``path`` is a launch file by its name, or (no suffix) by a shell shebang in its
+    first 128 bytes (read bounded, no link followed)."""
+    from lintlora.extract.launch import launch_file_kind
+
+    if launch_file_kind(path) is not None:
+        return True
+    if "." in os.path.basename(path):
+        return False
+    from lintlora.safeio import read_bounded
+
+    try:
+        head = read_bounded(path, 1 << 16, follow_links=False)[:128]
+    except (OSError, ValueError):
+        return os.path.islink(path)  # a link named like a script: discovery says why not
+    return launch_file_kind(path, head.decode("latin-1")) is not None
+
+
 def _collect(run: RunResult, result: FileResult) -> None:
     if result.linted:
         run.files.append(result.path)
@@ -818,6 +1077,10 @@ def _collect(run: RunResult, result: FileResult) -> None:
     run.errors.extend(result.errors)
     run.notices.extend(result.notices)
     run.fail_on[result.path] = result.fail_on
+    for finding in result.findings:  # a finding at a launch line: its entry's threshold
+        run.fail_on.setdefault(finding.span.path, result.fail_on)
+    if result.inputs:
+        run.inputs[result.path] = result.inputs
     if result.setups:
         run.setups[result.path] = result.setups
     if result.cell_lines:

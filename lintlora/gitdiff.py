@@ -250,7 +250,8 @@ def _compare(repo: Repository, base: str, files: dict[str, str]) -> ChangedLines
 
 
 def changed_lines(ref: str, cwd: str | None = None,
-                  paths: Iterable[str] | None = None) -> ChangedLines:
+                  paths: Iterable[str] | None = None,
+                  inputs: Iterable[str] = ()) -> ChangedLines:
     """Changed lines per file (keyed by real path) since ``ref``; ``None`` = whole file.
 
     A file with no changed line has no entry (its findings and errors are dropped by
@@ -262,6 +263,10 @@ def changed_lines(ref: str, cwd: str | None = None,
             repository is ever asked (see the module's notes).
         paths: the linted files; folders among them are skipped. Without ``paths``, every
             tracked file and every untracked file git does not ignore is compared.
+        inputs: other files the linted files' results depend on (a run's launch file and
+            configs: :attr:`lintlora.engine.RunResult.inputs`); compared like ``paths`` when
+            they are regular files inside the repository, silently skipped otherwise (a
+            Hugging Face cache folder, a missing config).
 
     Raises:
         GitDiffError: no git; ``cwd`` in no repository or a refused one; ``ref`` unknown
@@ -291,6 +296,14 @@ def changed_lines(ref: str, cwd: str | None = None,
             result[real] = None  # another repository's file: never asked, counted as changed
             continue
         files[relative_path(real, repo)] = real
+    for path in inputs:
+        real = os.path.realpath(path)
+        if real in result or not os.path.isfile(real) or not inside(real, repo):
+            continue
+        if in_nested_repository(real, repo, seen):
+            result[real] = None
+            continue
+        files[relative_path(real, repo)] = real
     result.update(_compare(repo, base, files))
     return result
 
@@ -302,7 +315,9 @@ def _about_whole_config(span: "Span") -> bool:
 
 
 def filter_result(result: "RunResult", changed: ChangedLines) -> "RunResult":
-    """Keep findings that touch changed lines; errors of changed files and all internal errors.
+    """Keep findings that touch changed lines; errors of changed files and all internal errors;
+    and every finding of a file whose result depends on a changed file (``result.inputs``: a
+    launch file or a config its runs read).
 
     A notebook finding counts when the ``.ipynb`` file lines of its cell lines were changed
     (or the whole notebook when its cell map is unknown). A syntax error counts when its file
@@ -315,10 +330,19 @@ def filter_result(result: "RunResult", changed: ChangedLines) -> "RunResult":
     def key(path: str) -> str:
         return os.path.realpath(path)
 
+    # a run whose launch file or config changed is re-judged as a whole: a changed `--fp16
+    # True` in run.sh, or a changed ds_z3.json, selects every finding of the runs that read it
+    rerun = {key(path) for path, inputs in getattr(result, "inputs", {}).items()
+             if any(key(p) in changed for p in inputs)}
     kept = []
     for finding in result.findings:
         path = key(finding.span.path)
         if path not in changed:
+            if path in rerun or any(key(r.span.path) in rerun for r in finding.related):
+                kept.append(finding)
+            continue
+        if path in rerun:
+            kept.append(finding)
             continue
         lines = changed[path]
         span = finding.span

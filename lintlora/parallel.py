@@ -2,12 +2,12 @@
 process or in a pool of worker processes (issue 8).
 
 :func:`lint_tasks` takes the files of a run, each with its settings and
-:class:`~lintlora.context.Context`, and returns one :class:`~lintlora.engine.FileResult` per
+:class:`~lintlora.context.Context`, and returns one :class:`~lintlora.file_result.FileResult` per
 file, in the order given, whatever ran where: the output of a run is the same for every
 ``jobs`` (``tests/test_parallel.py``).
 
-**Cache.** Each file is read once (:func:`lintlora.engine.read_source_bytes`) and keyed by the
-SHA-256 of those bytes; on a miss the same bytes are linted (``lint_file(data=...)``, kept up to
+**Cache.** Each file is read once (the engine's ``read``, :func:`lintlora.engine.read_source_bytes`)
+and keyed by the SHA-256 of those bytes and the launches that start it; on a miss the same bytes are linted (``lint_file(data=...)``, kept up to
 :data:`KEEP_BYTES` in all, inherited by forked workers), so an entry always describes the bytes
 its key was made from, and the file is not read a second time to hash it.
 
@@ -50,13 +50,14 @@ import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.cache import ResultCache
     from lintlora.context import Context
     from lintlora.discovery import SourceFile
-    from lintlora.engine import FileResult
+    from lintlora.extract.launch_model import Launch
+    from lintlora.file_result import FileResult
     from lintlora.settings import Settings
 
 __all__ = ["POOL_MIN_FILES", "CHUNK_BYTES", "KEEP_BYTES", "Task", "RunStats", "default_jobs",
@@ -80,11 +81,14 @@ read again when linted, and stored only if they still hash to their key."""
 
 @dataclass
 class Task:
-    """One file to lint: where it is, the settings that apply, and the run's context for them."""
+    """One file to lint: where it is, the settings that apply, the run's context for them, and
+    the launches that start it (one run each; none: the file alone, :mod:`lintlora.runs`)."""
 
     source: "SourceFile"
     settings: "Settings"
     context: "Context"
+    launches: tuple["Launch", ...] = ()
+    root: str | None = None  # the file's project root, when known
 
 
 @dataclass
@@ -153,10 +157,13 @@ _garbage_pending = False
 class _Job:
     """The run's state, read by the workers (a plain class: one per run, never compared)."""
 
-    __slots__ = ("tasks", "rules", "cache", "keys", "keep_setups")
+    __slots__ = ("tasks", "rules", "cache", "keys", "keep_setups", "lint", "read")
 
     def __init__(self, tasks: Sequence[Task], rules: Sequence[Any], cache: "ResultCache | None",
-                 keys: dict[int, tuple[str, str, bytes | None]], keep_setups: bool) -> None:
+                 keys: dict[int, tuple[str, str, bytes | None]], keep_setups: bool,
+                 lint: Callable[..., "FileResult"], read: Callable[[str, int], bytes]) -> None:
+        self.lint = lint                # the engine's lint_file
+        self.read = read                # the engine's read_source_bytes
         self.tasks = tasks
         self.rules = rules
         self.cache = cache
@@ -170,10 +177,10 @@ _JOB: _Job | None = None
 def _read_for_key(task: Task) -> bytes | None:
     """The bytes of the task's file as the engine reads them, or ``None`` when it cannot be
     read (too large, not a regular file, missing: linted without the cache, which reports it)."""
-    from lintlora.engine import read_source_bytes
-
+    job = _JOB
+    assert job is not None
     try:
-        return read_source_bytes(task.source.path, task.settings.max_file_bytes)
+        return job.read(task.source.path, task.settings.max_file_bytes)
     except (OSError, ValueError):
         return None
 
@@ -184,8 +191,6 @@ def _lint_one(index: int) -> tuple["FileResult", bool]:
     The previous file's garbage (its tree, its scope graph) is collected first: automatic
     collection is off during a run (:func:`tuned_gc`).
     """
-    from lintlora.engine import lint_file
-
     global _garbage_pending
     if _garbage_pending:
         gc.collect(0)
@@ -196,9 +201,10 @@ def _lint_one(index: int) -> tuple["FileResult", bool]:
     entry = job.keys.get(index)
     stored = False
     if entry is None or job.cache is None:
-        result = lint_file(task.source, task.settings, job.rules, task.context)
+        result = job.lint(task.source, task.settings, job.rules, task.context,
+                          launches=task.launches, root=task.root)
     else:
-        from lintlora.cache import content_digest, recording
+        from lintlora.cache import content_digest
 
         key, digest, data = entry
         job.keys[index] = (key, digest, None)  # linted once: the bytes are not needed again
@@ -206,11 +212,12 @@ def _lint_one(index: int) -> tuple["FileResult", bool]:
             data = _read_for_key(task)
             if data is not None and content_digest(data) != digest:
                 data = None
-        with recording() as inputs:
-            result = lint_file(task.source, task.settings, job.rules, task.context, data=data)
-        # linted from the very bytes the key was made from, or not stored
+        result = job.lint(task.source, task.settings, job.rules, task.context, data=data,
+                          launches=task.launches, root=task.root)
+        # linted from the very bytes the key was made from, or not stored; keyed by the files
+        # the result depends on (FileResult.inputs: the stages return them as data)
         if data is not None:
-            stored = job.cache.store(key, task.source, result, inputs)
+            stored = job.cache.store(key, task.source, result)
     forget = getattr(task.context, "forget_estimates", None)
     if forget is not None:
         forget()  # estimates are per setup object; no later file uses this file's setups
@@ -229,13 +236,19 @@ def _lint_chunk(indices: Sequence[int]) -> list[tuple[int, "FileResult", bool]]:
 
 # ---- entry point --------------------------------------------------------------------------------
 
-def lint_tasks(tasks: Sequence[Task], rules: Sequence[Any], *, jobs: int = 1,
-               cache: "ResultCache | None" = None, keep_setups: bool = True
+def lint_tasks(tasks: Sequence[Task], rules: Sequence[Any], *,
+               lint: Callable[..., "FileResult"], read: Callable[[str, int], bytes],
+               jobs: int = 1, cache: "ResultCache | None" = None, keep_setups: bool = True
                ) -> tuple[list["FileResult"], RunStats]:
     """Lint every task; results in the order of ``tasks``.
 
     Args:
         rules: rule instances (shared by every file).
+        lint: lints one file: ``lint(source, settings, rules, context, *, data=None,
+            launches=(), root=None) -> FileResult`` (:func:`lintlora.engine.lint_file`; passed in, so
+            this module does not import the engine that calls it).
+        read: ``read(path, max_bytes) -> bytes``, the bytes a file is keyed and linted by
+            (:func:`lintlora.engine.read_source_bytes`).
         jobs: worker processes allowed (see the module docstring for when a pool is used).
         cache: the run's results cache, or ``None``. It is read only when ``keep_setups`` is
             false (cached entries hold no setups).
@@ -248,6 +261,7 @@ def lint_tasks(tasks: Sequence[Task], rules: Sequence[Any], *, jobs: int = 1,
     if cache is not None and not cache.enabled:
         stats.cache_problem = cache.problem
         cache = None
+    _JOB = _Job(tasks, rules, cache, keys, keep_setups, lint, read)  # for _read_for_key
     if cache is not None:
         from lintlora.cache import content_digest
 
@@ -259,7 +273,7 @@ def lint_tasks(tasks: Sequence[Task], rules: Sequence[Any], *, jobs: int = 1,
             if data is None:
                 continue
             digest = content_digest(data)
-            key = cache.key(task.source, task.settings, digest)
+            key = cache.key(task.source, task.settings, digest, task.launches)
             hit = None if keep_setups else cache.load(key, task.source, task.settings.fail_on)
             if hit is not None:
                 results[index] = hit
@@ -271,7 +285,7 @@ def lint_tasks(tasks: Sequence[Task], rules: Sequence[Any], *, jobs: int = 1,
         stats.cache_hits = cache.hits
         stats.cache_ignored = cache.ignored
     todo = [i for i, r in enumerate(results) if r is None]
-    _JOB = _Job(tasks, rules, cache, keys, keep_setups)
+    _JOB = _Job(tasks, rules, cache, keys, keep_setups, lint, read)
     try:
         with tuned_gc():
             if jobs > 1 and len(todo) >= POOL_MIN_FILES and pool_available():
@@ -375,7 +389,7 @@ def _run_pool(todo: list[int], results: list, stats: RunStats) -> None:
 
 
 def _crashed(task: Task) -> "FileResult":
-    from lintlora.engine import INTERNAL_ERROR_CODE, ISSUES_URL, FileResult
+    from lintlora.file_result import INTERNAL_ERROR_CODE, ISSUES_URL, FileResult
     from lintlora.findings import FileError
 
     result = FileResult(path=task.source.path, kind=task.source.kind,

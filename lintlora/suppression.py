@@ -216,12 +216,13 @@ def notebook_cells(text: str) -> list[str]:
 
 
 def read_directives(text: str, kind: str) -> list[Directive]:
-    """All suppression directives in a file of ``kind`` (python, notebook, yaml, json)."""
+    """All suppression directives in a file of ``kind`` (python, notebook, yaml, json, shell:
+    a launch file whose lines findings of a run can point at)."""
     directives: list[Directive] = []
     lowered = text.lower()  # ("in" on a lowered copy: ten times faster than a regex here)
     if "noqa" not in lowered and "lintlora" not in lowered:
         return directives  # most files hold no directive: skip tokenizing them
-    if kind in ("python", "yaml") and not _DIRECTIVE_START.search(text):
+    if kind in ("python", "yaml", "shell") and not _DIRECTIVE_START.search(text):
         return directives
     if kind == "python":
         from lintlora.extract.databricks import is_databricks_source
@@ -241,6 +242,12 @@ def read_directives(text: str, kind: str) -> list[Directive]:
         for index, source in enumerate(notebook_cells(text), start=1):
             for line, col, comment, standalone in python_comments(source):
                 directives.extend(_parse_comment(comment, line, col, index, standalone))
+    elif kind == "shell":
+        # a launch file (shell script, Makefile recipe, workflow step): ``#`` comments read
+        # as YAML's (at the start of a line or after a blank, outside quotes); a directive
+        # covers its own line, where the launch value sits
+        for line, col, comment, standalone in yaml_comments(text):
+            directives.extend(_parse_comment(comment, line, col, None, standalone))
     elif kind == "yaml":
         content_lines = _yaml_content_lines(text)
         for line, col, comment, standalone in yaml_comments(text):

@@ -27,9 +27,9 @@ def test_related_locations_round_trip():
     assert decode_result(encoded).findings[0].related == related
 
 
-def test_no_related_key_without_related_locations():
+def test_no_related_locations_round_trip_empty():
     encoded = encode_result(_result())
-    assert "related" not in encoded["findings"][0]
+    assert encoded["findings"][0]["related"] == []  # cache FORMAT 4: the key is always written
     assert decode_result(json.loads(json.dumps(encoded))).findings[0].related == ()
 
 

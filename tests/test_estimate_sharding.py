@@ -217,12 +217,20 @@ def test_script_path_reads_the_deepspeed_json(tmp_path):
 
 
 def test_the_deepspeed_json_is_an_input_of_the_results_cache(tmp_path):
+    # a change to the JSON must re-lint the script that names it (lintlora/cache.py keys a
+    # result by the files it read)
+    # (returned as data: FileResult.inputs, collected by the engine from the context)
+    from lintlora.engine import lint_paths
+
+    script = _project(tmp_path)
+    result = lint_paths([str(script)])
+    assert str(tmp_path / "ds" / "zero_stage3_offload_config.json") in result.inputs[str(script)]
+
     # a change to the JSON must re-lint the script that names it: distributed_for returns it
     # among the files read (the run's inputs, which the results cache keys a run by)
     from lintlora.engine import read_setups
     from lintlora.extract.distributed import distributed_for
 
-    script = _project(tmp_path)
     (setup,) = read_setups(str(script))
     dist, files, problems = distributed_for(setup, None, root=str(tmp_path))
     assert str(tmp_path / "ds" / "zero_stage3_offload_config.json") in files and not problems

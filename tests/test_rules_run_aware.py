@@ -254,7 +254,6 @@ def test_ll008_stays_silent_for_a_sharded_run_of_unknown_size(tmp_path):
     assert check(LL008, dataclasses.replace(s, distributed=dist), gpu_memory_bytes=4 * 2**30) == []
 
 
-@pytest.mark.xfail(strict=False, reason="needs dist: estimate/sharding_setup reading setup.distributed")
 def test_ll008_says_zero3_times_4_for_the_run(tmp_path):
     dist = Distributed(backend=Setting("deepspeed", Origin.CONFIG_FILE, Span(DS, 1)),
                        world_size=Setting(4, Origin.LAUNCH, Span(RUN_SH, 3)),
@@ -288,7 +287,6 @@ DS_Z3 = """\
 """
 
 
-@pytest.mark.xfail(strict=False, reason="needs bind, dist and engine: the run assembled from run.sh and ds_z3.json")
 def test_the_acceptance_run_end_to_end(tmp_path):
     from rules_support import lint
 

@@ -44,6 +44,8 @@ __all__ = [
     "LinearShape",
     "UnknownModelError",
     "resolve_architecture",
+    "lookup_architecture",
+    "ArchitectureLookup",
     "catalog",
     "from_hf_config",
     "rough_architecture",
@@ -967,7 +969,8 @@ def _from_litgpt_yaml(path: Path, confined: bool = False) -> Architecture:
     return from_hf_config(hf, name=name, source=source)
 
 
-def _read_local(path: Path, label: str, confined: bool = False) -> Architecture | None:
+def _read_local(path: Path, label: str, confined: bool = False,
+                reads: list | None = None) -> Architecture | None:
     """The architecture in a local model folder or config file, ``None`` when it holds none.
 
     ``confined``: the path was checked to lie in the linted file's project (see
@@ -978,18 +981,15 @@ def _read_local(path: Path, label: str, confined: bool = False) -> Architecture 
         UnknownModelError: the config cannot be read or is not one lintlora can use (the
             message names the file and the key).
     """
-    from lintlora.cache import note_input  # inputs of the results cache (lintlora/cache.py)
-
-    note_input(path)
+    reads = _note(reads, path)  # what was consulted, present or not (ArchitectureLookup.inputs)
     if path.is_dir():
-        note_input(path / "config.json")
-        note_input(path / "model_config.yaml")
+        _note(reads, path / "config.json", path / "model_config.yaml")
         if (path / "config.json").is_file():
             path = path / "config.json"
         elif (path / "model_config.yaml").is_file():
             return _from_litgpt_yaml(path / "model_config.yaml", confined)
         else:
-            return _through_base_model(path, label, confined)
+            return _through_base_model(path, label, confined, reads=reads)
     if not path.exists():
         return None
     if path.suffix in (".yaml", ".yml"):
@@ -1018,27 +1018,25 @@ def _hf_cache_dirs() -> list[Path]:
     return dirs
 
 
-def _from_hf_cache(hub_id: str, depth: int = 0) -> Architecture | None:
+def _from_hf_cache(hub_id: str, depth: int = 0, reads: list | None = None) -> Architecture | None:
     if "/" not in hub_id or hub_id.count("/") != 1:
         return None
-    from lintlora.cache import note_input
-
     folder = "models--" + hub_id.replace("/", "--")
     for d in _hf_cache_dirs():
         snaps = d / folder / "snapshots"
-        note_input(snaps)  # present or not, an input of the results cache
+        reads = _note(reads, snaps)  # present or not: consulted (ArchitectureLookup.inputs)
         if not snaps.is_dir():
             continue
         for snapshot in snaps.iterdir():
-            note_input(snapshot / "config.json")
+            _note(reads, snapshot / "config.json")
         configs = sorted((p / "config.json" for p in snaps.iterdir() if (p / "config.json").is_file()),
                          key=lambda p: p.stat().st_mtime, reverse=True)
         if configs:
-            return _read_local(configs[0], hub_id)
+            return _read_local(configs[0], hub_id, reads=reads)
         # an adapter or a card-only snapshot: the base it names (newest snapshot first)
         for snapshot in sorted((p for p in snaps.iterdir() if p.is_dir()),
                                key=lambda p: p.stat().st_mtime, reverse=True)[:_MAX_SNAPSHOTS]:
-            arch = _through_base_model(snapshot, hub_id, False, depth)
+            arch = _through_base_model(snapshot, hub_id, False, depth, reads=reads)
             if arch is not None:
                 return arch
     return None
@@ -1053,7 +1051,7 @@ _MAX_BASE_DEPTH = 2
 
 
 def _through_base_model(folder: Path, label: str, confined: bool,
-                        depth: int = 0) -> Architecture | None:
+                        depth: int = 0, reads: list | None = None) -> Architecture | None:
     """The architecture of the base model a fine-tune's folder names in its own files
     (:func:`lintlora.estimate.model_names.base_model_named_in`: ``adapter_config.json``'s
     ``base_model_name_or_path`` or the model card's ``base_model:``), resolved through the
@@ -1063,11 +1061,11 @@ def _through_base_model(folder: Path, label: str, confined: bool,
 
     if depth >= _MAX_BASE_DEPTH:
         return None
-    named = base_model_named_in(folder, lambda p: _read_model_file(p, confined))
+    named = base_model_named_in(folder, lambda p: _read_model_file(p, confined), reads=reads)
     if named is None:
         return None
     base, file_name = named
-    arch = _lookup_noted(base) or _from_hf_cache(base, depth + 1)
+    arch = _lookup_noted(base) or _from_hf_cache(base, depth + 1, reads=reads)
     if arch is None:
         return None
     key = "base_model_name_or_path" if file_name.endswith(".json") else "base_model"
@@ -1127,6 +1125,49 @@ def _how_to(name: str | None) -> str:
             f"rough estimate.")
 
 
+def _note(reads: list | None, *paths: "Path | str") -> list:
+    """Append ``paths`` (absolute) to ``reads`` (a new list when ``None``) and return it: the
+    files and folders a lookup consulted, present or not, returned as data by
+    :func:`lookup_architecture` (the results cache keys a result by their contents)."""
+    if reads is None:
+        reads = []
+    for p in paths:
+        reads.append(os.path.abspath(os.fspath(p)))
+    return reads
+
+
+@dataclass(frozen=True)
+class ArchitectureLookup:
+    """What :func:`lookup_architecture` found: the ``architecture`` (``None`` when nothing
+    resolves), the ``problem`` (the :class:`UnknownModelError` message, or ``None``), and the
+    ``inputs``: every local file and folder consulted, absolute, present or not, in order
+    (a ``config.json``, a Hugging Face cache ``snapshots`` folder, ``adapter_config.json``)."""
+
+    architecture: "Architecture | None"
+    problem: str | None
+    inputs: tuple[str, ...] = ()
+
+
+def lookup_architecture(
+    name_or_path: str | None,
+    *,
+    framework: str | None = None,
+    model_config: str | None = None,
+    params: float | None = None,
+    base_dir: str | None = None,
+    root: str | None = None,
+) -> ArchitectureLookup:
+    """:func:`resolve_architecture` returning, as data, what it consulted; never raises
+    :class:`UnknownModelError` (its message is :attr:`ArchitectureLookup.problem`)."""
+    reads: list[str] = []
+    try:
+        arch = _resolve(name_or_path, framework=framework, model_config=model_config,
+                        params=params, base_dir=base_dir, root=root, reads=reads)
+    except UnknownModelError as exc:
+        return ArchitectureLookup(None, str(exc), tuple(reads))
+    return ArchitectureLookup(arch, None, tuple(reads))
+
+
 def resolve_architecture(
     name_or_path: str | None,
     *,
@@ -1156,8 +1197,17 @@ def resolve_architecture(
     Raises:
         UnknownModelError: nothing resolves; the message says how to supply the model.
     """
+    return _resolve(name_or_path, framework=framework, model_config=model_config,
+                    params=params, base_dir=base_dir, root=root, reads=None)
+
+
+def _resolve(name_or_path: str | None, *, framework: str | None, model_config: str | None,
+             params: float | None, base_dir: str | None, root: str | None,
+             reads: list | None) -> Architecture:
+    """:func:`resolve_architecture`, appending what it consults to ``reads`` (see
+    :func:`_note`)."""
     if model_config:
-        arch = _read_local(Path(model_config).expanduser(), str(model_config))
+        arch = _read_local(Path(model_config).expanduser(), str(model_config), reads=reads)
         if arch is None:
             raise UnknownModelError(f"--model-config {model_config}: no such config.json")
         return arch
@@ -1175,18 +1225,17 @@ def resolve_architecture(
     if base_dir and not Path(name).is_absolute():
         base = Path(base_dir)
         candidates.append((base if base.is_dir() else base.parent) / name)
-    from lintlora.cache import note_input
     from lintlora.safeio import is_within
 
     outside = False
     for p in candidates:
-        note_input(p)  # present or not, an input of the results cache (lintlora/cache.py)
+        _note(reads, p)  # present or not: consulted (ArchitectureLookup.inputs)
         try:
             if p.exists():
                 if root is not None and not is_within(p, root):
                     outside = True
                     continue
-                arch = _read_local(p, name, confined=root is not None)
+                arch = _read_local(p, name, confined=root is not None, reads=reads)
                 if arch is not None:
                     # a local copy of a catalogued model: keep the catalog's identity
                     known = None if arch.resolved_by else _lookup(p.name)
@@ -1204,7 +1253,7 @@ def resolve_architecture(
     arch = _torchtune(name)
     if arch is not None:
         return arch
-    arch = _from_hf_cache(name)
+    arch = _from_hf_cache(name, reads=reads)
     if arch is not None:
         return arch
     if params:

@@ -11,6 +11,7 @@ estimate's assumptions (:attr:`Architecture.resolved_by
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,8 @@ def _front_matter(text: str, path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def base_model_named_in(folder: Path, read_text) -> tuple[str, str] | None:
+def base_model_named_in(folder: Path, read_text, reads: list | None = None
+                        ) -> tuple[str, str] | None:
     """The base model a fine-tune's folder names in its own files, and the file that says so.
 
     Tries :data:`BASE_MODEL_FILES` in order: ``adapter_config.json``'s
@@ -118,15 +120,15 @@ def base_model_named_in(folder: Path, read_text) -> tuple[str, str] | None:
         folder: the model folder.
         read_text: ``read_text(path) -> str``, the caller's bounded, confined reader (it raises
             ``OSError`` or the caller's lookup error for a file it will not read).
+        reads: a list the files consulted are appended to (absolute, present or not).
 
     Returns:
         ``(base hub id, file name)`` or ``None``.
     """
-    from lintlora.cache import note_input
-
     for file_name in BASE_MODEL_FILES:
         path = folder / file_name
-        note_input(path)  # present or not, an input of the results cache (lintlora/cache.py)
+        if reads is not None:  # present or not: consulted (the caller returns it as data)
+            reads.append(os.path.abspath(os.fspath(path)))
         if not path.is_file():
             continue
         try:

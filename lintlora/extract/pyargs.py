@@ -444,9 +444,9 @@ class ArgumentSources:
         if cached is not None:
             return cached
         full = rel if os.path.isabs(rel) else os.path.join(self.base_dir, rel)
-        from lintlora.cache import note_input
-
-        note_input(full)  # an input of the results cache (lintlora/cache.py)
+        # present or not, an input of the setup (TrainingSetup.inputs: the results cache keys
+        # the run by its contents)
+        self.files_read.append(os.path.abspath(full))
         result = self._read_named_file(full, rel, node)
         self._file_cache[rel] = result
         return result

@@ -80,6 +80,9 @@ class Resolver(ArgumentSources):
         self._method_calls: dict[tuple[str, str], list[CallRecord]] | None = None
         self._star_imports = [b.value for b in index.root.bindings.get("*", ())]
         self._file_cache: dict[str, Any] = {}
+        self.files_read: list[str] = []
+        """The files named by literal path that :meth:`load_file` looked at (absolute, present
+        or not): the extractor copies them into ``TrainingSetup.inputs``."""
         self._root: str | None = None  # the project files the script names must lie in
         self._call_index = {id(r.node): r for r in index.calls}
         self._kwargs_memo: dict[tuple, tuple] = {}

@@ -296,10 +296,10 @@ class _Extractor(SectionBuilders):
         found = self.classify()
         setups = self.assemble(found)
         binder = self.r.binder
-        if binder is not None and binder.inputs:
-            for i, s in enumerate(setups):  # keeps the Setups list (and its notes)
-                setups[i] = dataclasses.replace(s, inputs=tuple(dict.fromkeys(
-                    (*s.inputs, *binder.inputs))))
+        read = tuple(dict.fromkeys((*self.r.files_read, *(binder.inputs if binder is not None else ()))))
+        if read:  # the JSON/YAML files the script (or its launch) names and the resolver looked at
+            setups[:] = [dataclasses.replace(s, inputs=tuple(dict.fromkeys(s.inputs + read)))
+                         for s in setups]
         return setups
 
     # -- recognition ------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 from lintlora.findings import Finding, Severity
 from lintlora.report import memory_line, other_notices, plural, rule_metadata, tally, unparsed
 from lintlora.report.escape import for_github_command_data, for_github_command_property
-from lintlora.report.locations import display_path, file_line
+from lintlora.report.locations import display_path, file_line, related_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import RunResult
@@ -77,6 +77,8 @@ def annotation(finding: Finding, cell_lines: dict | None = None,
     memory = memory_line(finding.estimate)
     if memory:
         message += "\n" + memory
+    for related in finding.related:  # "launched by run.sh:3"
+        message += "\n" + related_text(related)
     if finding.fix:
         message += "\nFix: " + finding.fix
     if help_uri:

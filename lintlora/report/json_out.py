@@ -10,6 +10,9 @@ Shape::
                                 "gpu_memory_bytes", "gpu_memory_nominal", "breakdown",
                                 "model", "note"} | null,
                    "cell": <1-based code cell>  (notebooks only; lines are then within the cell)
+                   "related": [{"path", "line", "column", "message"}, ...]
+                              (only when the finding has related locations: the launch of
+                              its run, "launched by run.sh:3"; a launch line a value came from)
                   }, ...],
      "errors": [{"code", "path", "line", "column", "message"}, ...],
      "notices": [{"code", "path", "line", "column", "message"}, ...]}
@@ -59,6 +62,10 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
     }
     if span.cell is not None:
         item["cell"] = span.cell
+    if finding.related:
+        item["related"] = [{"path": display_path(r.span.path), "line": r.span.line,
+                            "column": r.span.column, "message": r.message}
+                           for r in finding.related]
     return item
 
 

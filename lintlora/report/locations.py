@@ -14,7 +14,7 @@ import json.decoder
 import os
 import re
 
-__all__ = ["display_path", "notebook_cell_lines", "file_line"]
+__all__ = ["display_path", "notebook_cell_lines", "file_line", "related_text"]
 
 
 def display_path(path: str, cwd: str | None = None) -> str:
@@ -125,6 +125,17 @@ class _Scanner:
                 self.i += 1
                 return
             raise ValueError(f"expected ',' or ']' at {self.i}")
+
+
+def related_text(related) -> str:
+    """One related location of a finding (:class:`lintlora.findings.RelatedLocation`) as the
+    reporters show it: its message, followed by ``(path:line)`` unless the message already
+    names the file and line (``"launched by run.sh:3"``)."""
+    span = related.span
+    where = f"{os.path.basename(span.path)}:{span.line}"
+    if where in related.message:
+        return related.message
+    return f"{related.message} ({display_path(span.path)}:{span.line})"
 
 
 def notebook_cell_lines(text: str) -> dict[int, tuple[int, ...]]:

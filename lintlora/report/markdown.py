@@ -25,7 +25,7 @@ from lintlora.findings import Finding, Severity
 from lintlora.report import (gib, gpu_size, location, memory_line, other_notices, plural,
                              rule_metadata, tally, unparsed)
 from lintlora.report.escape import markdown_code_span, markdown_table_cell, markdown_text
-from lintlora.report.locations import display_path
+from lintlora.report.locations import display_path, related_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import RunResult
@@ -102,6 +102,8 @@ def to_markdown(result: "RunResult") -> str:
             if finding.estimate is not None and finding.estimate.note:
                 # why there is no peak, or the shape the peak was computed for
                 message += "<br><sub>" + markdown_text(finding.estimate.note) + "</sub>"
+            for related in finding.related:  # "launched by run.sh:3"
+                message += "<br><sub>" + markdown_text(related_text(related)) + "</sub>"
             cells = [_ICON[finding.severity], _rule_link(finding, urls), _code(location(finding)),
                      message, now, after, gpu]
             lines.append("| " + " | ".join(markdown_table_cell(c) for c in cells) + " |")

@@ -124,6 +124,16 @@ def _result(finding: Finding, index: dict[str, int], cell_lines: dict | None) ->
             },
         }],
     }
+    if finding.related:  # SARIF 2.1.0 §3.27.22 relatedLocations: the launch of the run
+        item["relatedLocations"] = [{
+            "id": number,
+            "physicalLocation": {
+                "artifactLocation": {"uri": _uri(r.span.path), "uriBaseId": "%SRCROOT%"},
+                "region": {"startLine": max(r.span.line, 1),
+                           "startColumn": max(r.span.column, 1)},
+            },
+            "message": {"text": for_sarif_text(r.message)},
+        } for number, r in enumerate(finding.related)]
     if finding.code in index:
         item["ruleIndex"] = index[finding.code]
     properties: dict[str, Any] = {"name": finding.name, "severity": finding.severity.value}

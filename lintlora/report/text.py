@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Iterator, NamedTuple, TextIO
 from lintlora.findings import FileError, Finding
 from lintlora.report import counts, display_path, location, memory_line, plural, tally, unparsed
 from lintlora.report.escape import for_terminal, terminal_line
+from lintlora.report.locations import related_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import RunResult
@@ -90,6 +91,8 @@ def _finding_lines(finding: Finding) -> Iterator[Line]:
         yield _line("    " + for_terminal(memory), "magenta")
     if finding.rests_on:
         yield _line("    rests on: " + "; ".join(for_terminal(r) for r in finding.rests_on), "dim")
+    for related in finding.related:  # "launched by run.sh:3", a launch value's line
+        yield _line("    " + for_terminal(related_text(related)), "dim")
     if finding.fix:
         # a plugin's fix may have lines of its own: each printed indented, escaped, and
         # guarded by _guarded (a line break is the only character kept from the fix)
