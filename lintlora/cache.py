@@ -175,6 +175,8 @@ def input_state(path: str) -> list | None:
     """
     from lintlora.safeio import UnsafeFileError, read_bounded
 
+    if "*" in os.path.basename(path):
+        return _pattern_state(path)
     try:
         info = os.stat(path)
     except (OSError, ValueError):
@@ -200,6 +202,37 @@ def input_state(path: str) -> list | None:
         joined = b"\0".join(sorted(os.fsencode(n) for n in names))
         return ["d", os.path.realpath(path), content_digest(joined)]
     return ["o", stat.S_IFMT(info.st_mode)]
+
+
+def _pattern_state(path: str) -> list | None:
+    """The state of a pattern input (``/proj/requirements*.txt``: a stage looked for the files
+    of a folder whose names match, case-insensitively): ``["g", resolved folder, pattern, sha256
+    of the sorted matching names]``, ``None`` when the folder is not there. Another file added
+    to the folder leaves it unchanged; a matching one added or removed changes it.
+
+    Raises:
+        _NoState: a folder of more than :data:`MAX_FOLDER_NAMES` names.
+    """
+    import fnmatch
+
+    folder, pattern = os.path.split(path)
+    pattern = pattern.lower()
+    names = []
+    try:
+        with os.scandir(folder) as listing:
+            for count, entry in enumerate(listing):
+                if count >= MAX_FOLDER_NAMES:
+                    raise _NoState(path)
+                if fnmatch.fnmatchcase(entry.name.lower(), pattern):
+                    names.append(entry.name)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return None
+    except OSError as exc:
+        return ["u", exc.errno or 0]
+    joined = b"\0".join(sorted(os.fsencode(n) for n in names))
+    return ["g", os.path.realpath(folder), pattern, content_digest(joined)]
 
 
 # ---- the run's fingerprint -------------------------------------------------------------------

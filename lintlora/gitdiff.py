@@ -296,7 +296,7 @@ def changed_lines(ref: str, cwd: str | None = None,
             result[real] = None  # another repository's file: never asked, counted as changed
             continue
         files[relative_path(real, repo)] = real
-    for path in inputs:
+    for path in _expanded(inputs):
         real = os.path.realpath(path)
         if real in result or not os.path.isfile(real) or not inside(real, repo):
             continue
@@ -306,6 +306,39 @@ def changed_lines(ref: str, cwd: str | None = None,
         files[relative_path(real, repo)] = real
     result.update(_compare(repo, base, files))
     return result
+
+
+MAX_PATTERN_MATCHES = 64
+"""Files one pattern input (``/proj/requirements*.txt``) stands for at most when compared."""
+MAX_PATTERN_FOLDER_NAMES = 4096
+"""Names of a pattern input's folder looked at (the cache's own folder bound)."""
+
+
+def _expanded(inputs: Iterable[str]) -> list[str]:
+    """``inputs`` with each pattern input (a ``*`` in its last part, as
+    :func:`lintlora.cache.input_state` reads them) replaced by the files of its folder whose
+    names match it, case-insensitively (at most :data:`MAX_PATTERN_MATCHES`)."""
+    import fnmatch
+
+    out: list[str] = []
+    for path in inputs:
+        folder, name = os.path.split(path)
+        if "*" not in name:
+            out.append(path)
+            continue
+        names = []
+        try:
+            with os.scandir(folder) as listing:
+                for count, entry in enumerate(listing):
+                    if count >= MAX_PATTERN_FOLDER_NAMES:
+                        break
+                    if fnmatch.fnmatchcase(entry.name.lower(), name.lower()):
+                        names.append(entry.name)
+        except OSError:
+            continue
+        names.sort()
+        out.extend(os.path.join(folder, n) for n in names[:MAX_PATTERN_MATCHES])
+    return out
 
 
 def _about_whole_config(span: "Span") -> bool:
@@ -333,7 +366,7 @@ def filter_result(result: "RunResult", changed: ChangedLines) -> "RunResult":
     # a run whose launch file or config changed is re-judged as a whole: a changed `--fp16
     # True` in run.sh, or a changed ds_z3.json, selects every finding of the runs that read it
     rerun = {key(path) for path, inputs in getattr(result, "inputs", {}).items()
-             if any(key(p) in changed for p in inputs)}
+             if any(key(p) in changed for p in _expanded(inputs))}
     kept = []
     for finding in result.findings:
         path = key(finding.span.path)

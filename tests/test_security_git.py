@@ -268,7 +268,7 @@ def test_a_file_of_a_nested_repository_counts_as_wholly_changed(tmp_path):
     git(nested, "commit", "-q", "-m", "now")  # unchanged in its own repository
     found, result = lint(root, "train.py", "vendor/train.py")
     assert found == [("train.py", 36, "LL001"), ("vendor/train.py", 36, "LL001"),
-                     ("vendor/train.py", 62, "LL002")], result.output
+                     ("vendor/train.py", 49, "LL019"), ("vendor/train.py", 62, "LL002")], result.output
 
 
 def test_untracked_files_count_as_changed_unless_ignored(tmp_path):
@@ -277,7 +277,7 @@ def test_untracked_files_count_as_changed_unless_ignored(tmp_path):
     (root / "new.py").write_text(NOW)
     (root / "ignored.py").write_text(NOW)
     found, result = lint(root, "new.py", "ignored.py")
-    assert found == [("new.py", 36, "LL001"), ("new.py", 62, "LL002")], result.output
+    assert found == [("new.py", 36, "LL001"), ("new.py", 49, "LL019"), ("new.py", 62, "LL002")], result.output
 
 
 def test_a_linked_worktree_is_accepted(tmp_path):
@@ -461,7 +461,7 @@ def test_a_partial_clone_never_fetches_and_counts_the_file_as_changed(tmp_path):
     git(source, "commit", "-q", "-am", "now")
     git(tmp_path, "clone", "-q", "--filter=blob:none", source.as_uri(), "clone")
     found, result = lint(tmp_path / "clone", "train.py", ref="HEAD~1")
-    assert found == [("train.py", 36, "LL001"), ("train.py", 62, "LL002")], result.output
+    assert found == [("train.py", 36, "LL001"), ("train.py", 49, "LL019"), ("train.py", 62, "LL002")], result.output
 
 
 @pytest.mark.parametrize("ref", ["--output=x", "-h", "HEAD\nmain", "HEAD:train.py"])

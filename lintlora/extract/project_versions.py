@@ -194,8 +194,9 @@ def _requirements_files(folder: str, files: list[str]) -> list[str]:
     """``requirements*.txt`` of ``folder`` and ``*.txt`` of ``folder/requirements``, sorted."""
     out: list[str] = []
     sub = os.path.join(folder, "requirements")
-    # the folders themselves are inputs: a requirements file added later changes their listing
-    files.extend((folder, sub))
+    # the names that match are inputs (a pattern input: lintlora/cache.py input_state): a
+    # requirements file added later changes them, another file in the folder does not
+    files.extend((os.path.join(folder, "requirements*.txt"), os.path.join(sub, "*.txt")))
     for where, wanted in ((folder, _REQ_NAME.match), (sub, lambda n: n.lower().endswith(".txt"))):
         names = []
         try:
