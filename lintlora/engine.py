@@ -354,10 +354,14 @@ def _could_be_training_config(text: str) -> bool:
 
 
 def read_setups(path: str, settings: Settings | None = None, *, explicit: bool = True,
-                kind: str | None = None) -> list[TrainingSetup]:
+                kind: str | None = None, launch: Any = None) -> list[TrainingSetup]:
     """Read ``path`` and extract its training setups (no rules, no overrides).
 
     Args:
+        launch: a :class:`lintlora.extract.launch_model.Launch` that runs the file: the setups
+            are then that run's (its command line bound, its distribution read and the run
+            assembled: :func:`lintlora.runs.assemble_run`); the problems of the run's configs
+            are left out (``lint_file`` reports them).
         settings: for ``max_file_bytes``.
         explicit: the user named the file (YAML/JSON of no known dialect then raises
             :class:`NotATrainingConfig`; extractors may be quieter on folder scans).
@@ -378,7 +382,14 @@ def read_setups(path: str, settings: Settings | None = None, *, explicit: bool =
     from lintlora.extract.limits import scaled_for
 
     with scaled_for(settings.max_file_bytes):  # a raised size limit raises the analysis limits
-        return _extract(path, kind, text, explicit)
+        if launch is None:
+            return _extract(path, kind, text, explicit)
+        [(_launch, setups)] = _extract_runs(path, kind, text, explicit, [launch])
+    from lintlora.safeio import confinement_root
+
+    quiet = FileResult(path=path, kind=kind)  # the run's problems: lint_file reports them
+    root = confinement_root(path)
+    return [_assembled(quiet, setup, launch, root) for setup in setups]
 
 
 # ---- selection -----------------------------------------------------------------------------

@@ -622,7 +622,8 @@ def _with_distribution(setup, path: str):
     accelerate config, ``fsdp_config`` and dialect keys it names), and the problems met as notes.
     A setup that already has the section (built with its run) is kept."""
     if setup.distributed is not None:
-        return setup, []
+        run = setup.run
+        return setup, ([f"launched by {run.where} ({run.launcher})"] if run is not None else [])
     from lintlora.extract.distributed import distributed_for
     from lintlora.safeio import confinement_root
 
@@ -667,7 +668,8 @@ def _project_versions(setups: list, path: str):
 
 
 def _read_setups(path: str):
-    """Setups of a file through the engine (``lintlora.engine.read_setups``).
+    """Setups of a file through the engine (``lintlora.engine.read_setups``), as the run the
+    launch found beside or above it starts them (:func:`_launch_of`), when there is one.
 
     Raises:
         click.UsageError: the file cannot be read or parsed, or the extractor for its kind is
@@ -677,9 +679,12 @@ def _read_setups(path: str):
 
     try:
         from lintlora.engine import read_setups
+        from lintlora.safeio import confinement_root
         from lintlora.settings import Settings
 
-        return list(read_setups(path, Settings()))
+        # the launch that runs the file (run.sh beside or above it): its values are the run's
+        launch = _launch_of(path, confinement_root(path))[0]
+        return list(read_setups(path, Settings(), launch=launch))
     except ExtractError as exc:
         # a notebook's error line counts within its code cell (as lint's reports say it)
         cell = f":cell {exc.cell}" if getattr(exc, "cell", None) else ""

@@ -130,10 +130,6 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
     fw = setup.framework or "transformers"
     g = setup.get
     sharded = next((e for e in setup.launch if e.kind in ("deepspeed", "fsdp")), None)
-    if sharded is not None:
-        # LL008 stays silent for such a run (rules/ll008_does_not_fit.py _sharded); say why here
-        notes.append(f"sharded launch ({sharded.detail or sharded.kind}): DeepSpeed/FSDP sharding over several GPUs is not "
-                     "modelled; this is one GPU holding the whole model, higher than each GPU of the run")
 
     # ---- method and adapter ----
     lora = setup.lora
@@ -477,6 +473,11 @@ def inputs_from_setup(setup: TrainingSetup, arch: Architecture, gpu: Any = None,
     from lintlora.estimate.sharding_setup import sharding_from_setup  # deepspeed=/fsdp=/devices
 
     inputs = sharding_from_setup(setup, inputs, notes, arch.hidden_size)
+    if sharded is not None and inputs.num_gpus <= 1:
+        # the number of ranks is not known (no launch found): LL008 stays silent for such a
+        # run (rules/ll008_does_not_fit.py); say why here
+        notes.append(f"sharded launch ({sharded.detail or sharded.kind}) on an unknown number of GPUs: priced as one "
+                     "GPU holding the whole model, higher than each GPU of the run (give --num-gpus N)")
     return inputs, notes
 
 

@@ -254,7 +254,9 @@ def _read_tree(acc: _Acc, path: str, *, kind: str, what: str, cited: Span | None
     # that target is opened without following links (no swap between the check and the read)
     path = os.path.realpath(path) if os.path.islink(path) else path
     if not os.path.exists(path):
-        acc.problem(where_path, where_line, f"{what} {path} not found: its settings are unknown", "LL999")
+        # not a problem of the input (a config that lives elsewhere, a path relative to where
+        # the run is started): the run's values from it are unknown, said in the notes
+        acc.notes.append(f"{what} {_base(path)} not found in the project: its settings are unknown")
         return None
     try:
         text = read_text_bounded(path, MAX_CONFIG_BYTES, follow_links=False)
@@ -266,7 +268,7 @@ def _read_tree(acc: _Acc, path: str, *, kind: str, what: str, cited: Span | None
         acc.problem(path, None, f"{what}: not UTF-8 text (binary data?): not read")
         return None
     except OSError as exc:
-        acc.problem(path, None, f"{what}: cannot be read ({exc.strerror or exc}): not read", "LL999")
+        acc.problem(path, None, f"{what}: cannot be read ({exc.strerror or exc}): not read", LIMIT_CODE)
         return None
     try:
         return load_config_text(text, path, kind=kind, max_chars=MAX_CONFIG_BYTES)
