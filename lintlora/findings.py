@@ -15,7 +15,8 @@ from typing import Any, Mapping
 
 from lintlora.training_setup import Span
 
-__all__ = ["Severity", "MemoryFigures", "RelatedLocation", "Finding", "FileError"]
+__all__ = ["Severity", "MemoryFigures", "RelatedLocation", "FixSafety", "EditOp", "Fix", "TextEdit",
+           "Finding", "FileError"]
 
 
 class Severity(str, enum.Enum):
@@ -89,6 +90,73 @@ class RelatedLocation:
     message: str
 
 
+class FixSafety(str, enum.Enum):
+    """How far a fix can be trusted (issue 17; ruff's terms).
+
+    ``SAFE``: the run still trains the same thing and can only get further (checkpointing on,
+    bf16 for fp16 on a bf16 GPU, a trainable-parameter print); ``--fix`` applies it.
+    ``UNSAFE``: it changes what trains or the numerics (target lists, batch sizes, a precision
+    on a family that overflows); only ``--unsafe-fixes`` applies it.
+    """
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class EditOp:
+    """One intended change of a source file, located by spans the extraction recorded; the fix
+    applier (:mod:`lintlora.fixing`) turns it into :class:`TextEdit` s against the file's text,
+    keeping the author's formatting. Spans are 1-based, ``end_column`` exclusive.
+
+    ``kind``:
+        ``"replace"``: the text of ``span`` becomes ``text`` (a value: ``True``, ``"sdpa"``);
+        ``"set_keyword"``: in the call at ``span``, keyword ``keyword`` gets the value source
+            ``text`` (replaced when present, else appended after the last argument);
+        ``"remove_keyword"``: in the call at ``span``, keyword ``keyword`` is removed;
+        ``"rename_keyword"``: in the call at ``span``, keyword ``keyword`` is renamed to ``text``;
+        ``"insert_after"``: the statement at ``span`` is followed by a new line ``text`` at the
+            same indentation;
+        ``"delete_statement"``: the statement at ``span`` is removed (a block left empty gets
+            ``pass``);
+        ``"yaml_set"``: in the YAML/JSON file of ``span``, the key path ``keyword``
+            (``"a.b"``) gets the scalar ``text`` (replaced in place when present, else added
+            to its mapping);
+        ``"launch_set"``: in the launch command at ``span`` (a shell file), option ``keyword``
+            gets the word ``text`` (replaced, or appended to the command).
+    """
+
+    kind: str
+    span: Span
+    text: str = ""
+    keyword: str | None = None
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A rule's fix as source changes: a title for the summary (``"set
+    gradient_checkpointing=True"``), its :class:`FixSafety` and the :class:`EditOp` s, applied
+    together or not at all."""
+
+    title: str
+    safety: FixSafety
+    ops: tuple[EditOp, ...]
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """A resolved edit: the text from (``line``, ``column``) up to (``end_line``,
+    ``end_column``) (1-based, end exclusive; equal positions insert) of ``path`` becomes
+    ``new_text``. What JSON ``fix.edits`` and SARIF ``artifactChanges`` carry."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    new_text: str
+
+
 @dataclass(frozen=True)
 class Finding:
     """One problem found in one setup.
@@ -105,6 +173,8 @@ class Finding:
             assumptions), so they can judge it.
         related: other places the finding rests on (:class:`RelatedLocation`): the launch
             command of the run, a launch line or config line a value came from.
+        autofix: the fix as source changes (:class:`Fix`), or ``None`` when the rule offers
+            none that is right in general; ``fix`` keeps the remedy in words.
     """
 
     code: str
@@ -116,6 +186,7 @@ class Finding:
     estimate: MemoryFigures | None = None
     rests_on: tuple[str, ...] = ()
     related: tuple[RelatedLocation, ...] = ()
+    autofix: Fix | None = None
 
     def sort_key(self) -> tuple:
         """Deterministic order: path, cell, line, column, code, message."""

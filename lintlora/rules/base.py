@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
-from lintlora.findings import Finding, RelatedLocation, Severity
+from lintlora.findings import Finding, Fix, FixSafety, RelatedLocation, Severity
 from lintlora.training_setup import Span, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,6 +41,9 @@ class Rule:
             suppression of such a rule's code is never reported unused (``LL900``), since a
             run with other settings (a teammate's GPU) may need it. ``True`` unless a rule
             declares otherwise (the safe answer for plugins).
+        fixes: the fixes the rule can offer as source changes and their safety, for
+            ``lintlora rules``, the page and ``[tool.lintlora] fixable`` (issue 17):
+            ``{"set gradient_checkpointing=True": FixSafety.SAFE}``; empty when it offers none.
     """
 
     code: ClassVar[str] = ""
@@ -49,6 +52,7 @@ class Rule:
     summary: ClassVar[str] = ""
     fix_changes_memory: ClassVar[bool] = True
     depends_on_settings: ClassVar[bool] = True
+    fixes: ClassVar[dict[str, "FixSafety"]] = {}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         """Yield findings for one setup. Must not raise for any setup an extractor can build."""
@@ -71,6 +75,7 @@ class Rule:
         severity: Severity | None = None,
         rests_on: Iterable[str] = (),
         related: Iterable[RelatedLocation] = (),
+        autofix: Fix | None = None,
     ) -> Finding:
         """Build a finding with memory figures attached.
 
@@ -82,6 +87,7 @@ class Rule:
             related: other places the finding rests on (:class:`RelatedLocation`: the launch
                 line of the run, a launch or config line a value came from), in order; a
                 repeated (span, message) pair is kept once.
+            autofix: the fix as source changes (:class:`lintlora.findings.Fix`), issue 17.
         """
         where = span or setup.anchor or Span(setup.path, 1, 1)
         figures = context.figures(setup, fixed_setup, unchanged=not self.fix_changes_memory)
@@ -95,6 +101,7 @@ class Rule:
             estimate=figures,
             rests_on=tuple(rests_on),
             related=_unique(related),
+            autofix=autofix,
         )
 
 
