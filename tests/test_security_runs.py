@@ -228,6 +228,29 @@ def test_fire_literals_are_bounded(text):
         assert value.bit_length() < 20_000
 
 
+@pytest.mark.parametrize("text", [
+    "[" * 100_000 + "]" * 100_000, "9" * 100_000, "{a: " * 5000 + "1" + "}" * 5000,
+    "[" + ",".join(["1"] * 100_000) + "]", "!!python/object/apply:os.system ['touch {m}']",
+    "&a [*a, *a, *a]", "${oc.env:HOME}", "${oc.decode:'{a: 1}'}",
+])
+def test_override_values_are_bounded_and_never_evaluated(tmp_path, text):
+    from lintlora.extract.argv_grammar import convert
+    from lintlora.extract.dialects.overrides import dotlist_value
+
+    marker = tmp_path / "PWNED"
+    text = text.replace("{m}", str(marker))
+    start = time.monotonic()
+    for call in (lambda: dotlist_value(text), lambda: dotlist_value(text, True),
+                 *(lambda c=c: convert(c, text) for c in ("int", "float", "loose", "string_to_bool"))):
+        try:
+            value = call()
+        except ValueError:
+            continue
+        assert not isinstance(value, int) or isinstance(value, bool) or value.bit_length() < 1000
+    assert time.monotonic() - start < 1.0
+    assert not marker.exists()
+
+
 def test_huge_fire_values_in_a_launch_are_bounded(tmp_path):
     words = " ".join([
         '--x "' + "(" * 50_000 + ")" * 50_000 + '"',
@@ -308,6 +331,17 @@ def _escapes(outside: Path, root: Path) -> dict[str, dict[str, str]]:
                 "jobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
                 f"      - working-directory: ../{rel}\n        run: {LAUNCH} --deepspeed ds.json\n"
                 f"      - working-directory: {outside}\n        run: {LAUNCH} --deepspeed ds.json\n")},
+        "accelerate_nested_deepspeed_file": {
+            "run.sh": "#!/bin/bash\naccelerate launch --config_file accel.yaml train.py --fp16 True\n",
+            "accel.yaml": (f"distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n"
+                           f"  deepspeed_config_file: {ds}\nfsdp_config:\n  fsdp_config_file: {rel}/ds.json\n")},
+        "deepspeed_json_includes": {
+            "run.sh": f"#!/bin/bash\n{LAUNCH} --deepspeed ds.json\n",
+            "ds.json": json.dumps({"zero_optimization": {"stage": 3, "offload_param": {"nvme_path": str(outside)}},
+                                   "config_file": str(ds), "$ref": str(ds)})},
+        "makefile_include": {"Makefile": f"include {acc}\n-include {rel}/ds.json\ntrain:\n\t{LAUNCH} --deepspeed {ds}\n"},
+        "sbatch_chdir": {"job.sbatch": f"#!/bin/bash\n#SBATCH --chdir={outside}\n#SBATCH -D {outside}\n{LAUNCH} --deepspeed ds.json\n"},
+        "pushd_out": {"run.sh": f"#!/bin/bash\npushd {outside}\n{LAUNCH} --deepspeed ./ds.json\npopd\n"},
         "requirements_include_dotdot": {"requirements.txt": f"-r {rel}/req.txt\n-c {rel}/req.txt\n"},
         "requirements_include_absolute": {"requirements.txt": f"-r {req}\n--requirement={req}\n-c {req}\n"},
         "requirements_include_etc": {"requirements.txt": "-r /etc/passwd\n-r /proc/self/environ\n-r /dev/zero\n"},
@@ -712,3 +746,18 @@ def test_special_files_in_the_project_never_stall(tmp_path):
                                 f"{LAUNCH} --deepspeed /proc/self/environ\n")
     out, _ = _timed_cli([str(root / "train.py")], root, max_s=10)
     assert "Traceback" not in out
+
+
+def test_a_file_started_by_hundreds_of_launches_is_extracted_a_bounded_number_of_times(tmp_path):
+    from lintlora.engine import MAX_RUN_COMMAND_LINES
+
+    root = _project(tmp_path)
+    (root / "s").mkdir()
+    for i in range(300):  # each another command line: one extraction of train.py each
+        (root / "s" / f"r{i}.sh").write_text(f"#!/bin/bash\n{LAUNCH} --learning_rate {i}e-5\n")
+    start = time.monotonic()
+    result = _lint([root / "train.py"])
+    assert time.monotonic() - start < 10
+    (setups,) = result.setups.values()
+    assert len(setups) == MAX_RUN_COMMAND_LINES
+    assert any("only 64 are linted" in n.message for n in result.notices)
