@@ -471,15 +471,28 @@ class ResultCache:
         inputs = data["inputs"]
         if type(inputs) is not list:
             raise _Invalid("inputs")
+        from lintlora.safeio import confinement_root, is_within
+
+        root = confinement_root(source.path)
+        inside = []
         for item in inputs:
             if type(item) is not list or len(item) != 2 or type(item[0]) is not str \
                     or not os.path.isabs(item[0]):
                 raise _Invalid("an input")
-            if check_inputs and self._state(item[0]) != item[1]:
-                raise _Invalid("an input changed")
+            if is_within(item[0], root):
+                inside.append(item[0])
+            elif "*" in os.path.basename(item[0]):
+                raise _Invalid("a pattern input outside the project")  # only a project's own
         paths = tuple(item[0] for item in inputs)
+        # a span or related location is the linted file's or an input's inside the project (a
+        # launch line, a config line): checked before any input's state is taken, so a forged
+        # entry pointing outside never has that file opened
         result = decode_result(data["result"], fail_on, path=source.path, kind=source.kind,
-                               codes=self._codes, other_paths=paths)
+                               codes=self._codes, other_paths=tuple(inside))
+        if check_inputs:
+            for item in inputs:
+                if self._state(item[0]) != item[1]:
+                    raise _Invalid("an input changed")
         result.inputs = paths
         return result
 

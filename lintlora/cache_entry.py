@@ -234,7 +234,8 @@ class _Reader:
 
     def related(self, data: Any) -> tuple:
         """Related locations: ``[[span], message]`` each; a span may name another file of the
-        run (the launch script, a config), so its path is only checked to be text."""
+        run (the launch script, a config): the file's own path or one of its inputs (a forged
+        entry cannot point a report at a file outside the run, /etc/passwd)."""
         from lintlora.findings import RelatedLocation
         from lintlora.training_setup import Span
 
@@ -245,7 +246,7 @@ class _Reader:
         for entry in entries:
             span, message = self.items(entry, 2)
             path, line, column, end_line, end_column, cell = self.items(span, 6)
-            out.append(RelatedLocation(Span(self.text(path), self.position(line), self.position(column),
+            out.append(RelatedLocation(Span(self.run_path(self.text(path)), self.position(line), self.position(column),
                                             self.opt_position(end_line), self.opt_position(end_column),
                                             self.opt_position(cell)), self.text(message)))
         return tuple(out)

@@ -552,6 +552,10 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
     try:
         with scaled_for(settings.max_file_bytes):  # a raised size limit raises the analysis limits
             runs = _extract_runs(path, source.kind, text, source.explicit, launches)
+        if launches:
+            note = _runs_note(path, launches, runs)
+            if note is not None:
+                result.notices.append(note)
     except ExtractError as exc:
         if source.kind in ("yaml", "json") and not _could_be_training_config(text):
             # broken YAML that names no training key (a Helm template, a CI file that
@@ -660,13 +664,32 @@ def _extract_runs(path: str, kind: str, text: str, explicit: bool, launches: Seq
 
     done: dict[Any, list[TrainingSetup]] = {}
     out = []
-    for launch in launches:
+    for launch in launches[:MAX_RUNS]:
         command_line = command_line_of(launch)
         setups = done.get(command_line)
         if setups is None:
+            if len(done) >= MAX_RUN_COMMAND_LINES:
+                continue  # (the caller says so)
             setups = done[command_line] = _extract(path, kind, text, explicit, command_line)
         out.append((launch, setups))
     return out
+
+
+MAX_RUNS = 256
+"""Runs (launches) of one file linted at most: 2,000 launch files in a pull request, each
+starting the file with another ``--lr``, would extract the file 2,000 times."""
+MAX_RUN_COMMAND_LINES = 64
+"""Distinct command lines one file is extracted with at most (each is a whole extraction of
+the file; a sweep of :data:`lintlora.extract.launch_model.MAX_SWEEP` fits)."""
+
+
+def _runs_note(path: str, launches: Sequence[Any], runs: Sequence[Any]) -> FileError | None:
+    """The notice for a file started by more launches than are linted, or ``None``."""
+    if len(runs) >= len(launches):
+        return None
+    return FileError(path, f"started by {len(launches)} launches: only {len(runs)} are linted "
+                           f"(at most {MAX_RUNS} runs and {MAX_RUN_COMMAND_LINES} distinct "
+                           f"command lines per file)", INPUT_ERROR_CODE)
 
 
 def _assembled(result: FileResult, setup: TrainingSetup, launch: Any,
@@ -697,7 +720,18 @@ def _assembled(result: FileResult, setup: TrainingSetup, launch: Any,
         error = _internal(result.path, "reading the run's distributed configs", exc)
         if error not in result.errors:
             result.errors.append(error)
-    return assemble_run(setup, launch, distributed, files)
+    return _confined_inputs(assemble_run(setup, launch, distributed, files), root)
+
+
+def _confined_inputs(setup: TrainingSetup, root: str) -> TrainingSetup:
+    """``setup`` without the inputs that lie outside the project ``root`` (links resolved): a
+    launch word, a ``-r`` include or a link in the project naming a file outside was refused by
+    its path and never read, so the result does not rest on its content, and the results cache
+    (which takes every input's state by content) must not open it either."""
+    from lintlora.safeio import is_within
+
+    kept = tuple(p for p in setup.inputs if is_within(p, root))
+    return setup if kept == setup.inputs else dataclasses.replace(setup, inputs=kept)
 
 
 def _unused_model_notice(path: str, setups: Sequence[TrainingSetup],

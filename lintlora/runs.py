@@ -220,6 +220,7 @@ class LaunchIndex:
             {n.encode("utf-8", "surrogateescape") for n in names if n}))
         self._roots: dict[str, "LaunchDiscovery | None"] = {}
         self._by_entry: dict[str, list["Launch"]] = {}
+        self._seen: dict[str, set["Launch"]] = {}
         self._walk_notes: dict[str, str] = {}
         self._root_of: dict[str, str] = {}
 
@@ -275,8 +276,11 @@ class LaunchIndex:
         files they start (a launch already known is not added twice)."""
         for launch in found.launches:
             for entry in launched_files(launch):
-                known = self._by_entry.setdefault(os.path.realpath(entry), [])
-                if launch not in known:
+                real = os.path.realpath(entry)
+                known = self._by_entry.setdefault(real, [])
+                seen = self._seen.setdefault(real, set())
+                if launch not in seen:  # a set: 2,000 launches of one file stay linear
+                    seen.add(launch)
                     known.append(launch)
 
     def walk_note(self, root: str) -> str | None:

@@ -24,7 +24,10 @@ def test_related_locations_round_trip():
     related = (RelatedLocation(Span("/proj/run.sh", 3), "launched by run.sh:3 with 4 processes"),
                RelatedLocation(Span("/proj/fsdp.yaml", 5, 27, 5, 37), "sharded by FSDP1 FULL_SHARD"))
     encoded = json.loads(json.dumps(encode_result(_result(related))))
-    assert decode_result(encoded).findings[0].related == related
+    others = ("/proj/run.sh", "/proj/fsdp.yaml")  # the run's inputs: the cache passes them
+    assert decode_result(encoded, other_paths=others).findings[0].related == related
+    with pytest.raises(ValueError, match="another file's path"):  # not an input: refused
+        decode_result(encoded, other_paths=others[:1])
 
 
 def test_no_related_locations_round_trip_empty():

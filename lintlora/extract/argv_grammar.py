@@ -311,6 +311,16 @@ class _Note:
         self.text = text
 
 
+_SHOWN_VALUE = re.compile(r"[\w.+-]{0,16}", re.ASCII)
+
+
+def _shown(text: str) -> str:
+    """A launch word as a note may quote it: a short plain word (``maybe``, ``1e-4x``) as it is,
+    anything else by its length. A value that does not convert may be a credential passed to
+    the wrong option (``--fp16 $HF_TOKEN`` expanded): a note is printed in every report."""
+    return text if _SHOWN_VALUE.fullmatch(text) else f"<a value of {len(text)} characters>"
+
+
 def _converted(spec: OptSpec, vals: list[ShellValue], name: str) -> Any:
     """The option's value from its words (a :class:`_Note` when it cannot be known)."""
     for v in vals:
@@ -324,11 +334,13 @@ def _converted(spec: OptSpec, vals: list[ShellValue], name: str) -> Any:
         try:
             item = convert(spec.conv, v.text)  # type: ignore[arg-type]
         except ValueError as exc:
-            return _Note(f"`{name} {v.text[:40]}` does not convert ({exc})")
+            shown = _shown(v.text)  # type: ignore[arg-type]
+            reason = str(exc).replace(v.text, shown) if v.text else str(exc)
+            return _Note(f"`{name} {shown}` does not convert ({reason})")
         if spec.choice_map is not None:
             item = spec.choice_map.get(item, item)
         if spec.choices is not None and item not in spec.choices:
-            return _Note(f"`{name} {v.text[:40]}` is not one of the choices "
+            return _Note(f"`{name} {_shown(v.text)}` is not one of the choices "  # type: ignore[arg-type]
                          f"{', '.join(map(str, spec.choices[:8]))} (argparse refuses it)")
         items.append(item)
     if spec.nargs is None or spec.nargs == "?":

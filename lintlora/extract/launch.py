@@ -322,7 +322,9 @@ def _search_folders(path: str, root: str) -> tuple[str, ...]:
     top = os.path.realpath(root)
     found: list[str] = []
     for _ in range(64):
-        if not safeio.is_within(folder, top):
+        # both resolved already: a lexical test (is_within would resolve every folder of a
+        # deep tree again, per launch file: quadratic in the depth)
+        if folder != top and not folder.startswith(top.rstrip(os.sep) + os.sep):
             break
         found.append(folder)
         if folder == top:
@@ -346,8 +348,8 @@ def _located(launch: Launch, root: str) -> Launch:
             return _resolve(value, None) if value is not None else None
         for folder in folders:
             candidate = os.path.normpath(os.path.join(folder, value.text))
-            if safeio.is_within(candidate, root) and os.path.isfile(candidate):
-                return candidate
+            if os.path.isfile(candidate) and safeio.is_within(candidate, root):
+                return candidate  # (the cheap test first: most folders do not hold it)
         return None
 
     configs = tuple(replace(c, path=find(c.value)) for c in launch.configs)
@@ -366,7 +368,7 @@ def _module_file(module: str | None, folders: tuple[str, ...], root: str) -> str
     for folder in folders:
         for candidate in (relative + ".py", os.path.join(relative, "__main__.py")):
             full = os.path.normpath(os.path.join(folder, candidate))
-            if safeio.is_within(full, root) and os.path.isfile(full):
+            if os.path.isfile(full) and safeio.is_within(full, root):
                 return full
     return None
 

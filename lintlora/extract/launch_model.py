@@ -19,7 +19,7 @@ __all__ = [
     "ShellValue", "Count", "ConfigRef", "EnvVar", "SlurmRequest", "Launch", "LaunchProblem",
     "LaunchDiscovery", "MAX_LAUNCH_FILE_BYTES", "MAX_COMMANDS", "MAX_LAUNCHES",
     "MAX_LOOP_VALUES", "MAX_SWEEP", "MAX_NESTING", "MAX_WORD_CHARS", "MAX_EXPANSION_DEPTH",
-    "MAX_CALL_DEPTH", "MAX_ENV", "MAX_TOKENS", "LIMIT_CODE", "SYNTAX_CODE",
+    "MAX_CALL_DEPTH", "MAX_ENV", "MAX_FIELDS", "MAX_ARRAY_EXPANSION", "MAX_TOKENS", "LIMIT_CODE", "SYNTAX_CODE",
 ]
 
 MAX_LAUNCH_FILE_BYTES = 1 * 2**20
@@ -40,6 +40,12 @@ MAX_NESTING = 32
 """Nesting depth of shell constructs (``$(``, quotes, ``if``, loops, groups) read at most."""
 MAX_WORD_CHARS = 4_096
 """Characters of one expanded word (or variable value) at most; a longer one is unknown."""
+MAX_FIELDS = 4_096
+"""Items of one array after expansion at most (``A=("${A[@]}" "${A[@]}")`` doubles an array
+per line); a longer array is unknown."""
+MAX_ARRAY_EXPANSION = 200_000
+"""Array items expanded in one file at most (each ``${A[@]}`` costs the array's length; past
+it, a word expanding an array is unknown)."""
 MAX_EXPANSION_DEPTH = 8
 """Nesting of ``${VAR:-${OTHER:-default}}`` defaults followed at most."""
 MAX_CALL_DEPTH = 4

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from lintlora.extract.launch_model import (
-    LIMIT_CODE, MAX_CALL_DEPTH, MAX_COMMANDS, MAX_EXPANSION_DEPTH, MAX_LOOP_VALUES, MAX_SWEEP,
-    MAX_WORD_CHARS, ShellValue,
+    LIMIT_CODE, MAX_ARRAY_EXPANSION, MAX_CALL_DEPTH, MAX_COMMANDS, MAX_EXPANSION_DEPTH,
+    MAX_FIELDS, MAX_LOOP_VALUES, MAX_SWEEP, MAX_WORD_CHARS, ShellValue,
 )
 from lintlora.extract.launch_shell_syntax import (
     ASSIGN, NAME, ArrayAssign, Branches, For, FuncDef, Group, LineMap, ShellError, Simple, Tok,
@@ -119,6 +119,7 @@ class Evaluator:
         self.sweep: int | None = None
         self.sweep_count = 0
         self.commands = 0
+        self.array_items = 0  # array items expanded in the whole file (MAX_ARRAY_EXPANSION)
         self.stopped = False
         self.problems = problems if problems is not None else []
         self._noted: set[str] = set()
@@ -143,6 +144,12 @@ class Evaluator:
             items: list[ShellValue] = []
             for tok in node.items:
                 items.extend(self.expand(tok))
+                if len(items) > MAX_FIELDS:  # doubling an array per line: bounded, unknown
+                    note = f"an array of more than {MAX_FIELDS} items"
+                    self.assign(node.name, ShellValue(None, "unknown", tok.text,
+                                                      self.lines.line(tok.start), note),
+                                node.start)
+                    return
             self.assign(node.name, tuple(items), node.start)
         elif isinstance(node, For):
             self.for_loop(node)
@@ -274,7 +281,7 @@ class Evaluator:
             return
         fields: list[ShellValue] = []
         for tok in words[k:]:
-            fields.extend(self.expand(tok))
+            fields.extend(self.expand(tok))  # bounded: tokens, and array items expanded
         if not fields:
             return
         head = fields[0].text
@@ -437,6 +444,10 @@ class Evaluator:
             nonlocal current
             count_vars[0] += 1
             if isinstance(value, tuple):  # an array: one field per element
+                self.array_items += len(value)
+                if self.array_items > MAX_ARRAY_EXPANSION:  # 3,000 words of a 4,000-item array
+                    raise _Unknown(f"more than {MAX_ARRAY_EXPANSION} array items expanded in "
+                                   f"the file")
                 for index, item in enumerate(value):
                     if index > 0 and (quoted or not split):
                         fields.append(current)
