@@ -33,7 +33,9 @@ and the run's distribution): the message says "per GPU (DeepSpeed ZeRO-3 × 4 ra
 does not propose sharding again, and the finding carries the launch line when the run is known.
 
 Silent: no GPU named (nothing to fit against), the model unknown (no verdict is guessed), a file
-that does not train, a sharded run whose number of ranks the estimate does not know (DeepSpeed
+that does not train, a method the estimate prices as another (LLaMA-Factory ``finetuning_type:
+oft``/``freeze``, ``use_galore``/``use_apollo``/``use_badam``, Megatron tensor or pipeline
+parallel sizes above 1), a sharded run whose number of ranks the estimate does not know (DeepSpeed
 or FSDP named, in the file or in the run's distribution), and when LL001's fix (checkpointing
 on) alone makes it fit: LL001 is then
 the finding that says so (one problem, one finding), unless LL001 is not selected.
@@ -103,6 +105,34 @@ def _sharded(setup: TrainingSetup) -> bool:
         if value.known and value.value not in (None, False, "", (), [], {}):
             return True
         if not value.known and value.span is not None:
+            return True
+    return False
+
+
+# LLaMA-Factory training methods the estimate prices as something else (hiyouga/LLaMA-Factory
+# @ ff6d4d12): finetuning_type oft/freeze (OFT adapters on a frozen base, src/llamafactory/model/
+# adapter.py _setup_lora_tuning; a few layers trained, _setup_freeze_tuning) estimated as a full
+# fine-tune; use_galore/use_apollo/use_badam (low-rank optimizer states, one block trained at a
+# time: train/trainer_utils.py create_custom_optimizer) as AdamW over every parameter; Megatron's
+# tensor/pipeline parallel sizes (the model split over GPUs) as one device holding it all.
+_NOT_MODELLED_TYPES = ("oft", "freeze")
+_NOT_MODELLED_FLAGS = ("use_galore", "use_apollo", "use_badam")
+_MODEL_PARALLEL = ("tensor_model_parallel_size", "pipeline_model_parallel_size")
+
+
+def _not_modelled(setup: TrainingSetup) -> bool:
+    """A training method the estimate does not model, so an "over" verdict would be about
+    another run (a full fine-tune, AdamW, one GPU holding the whole model)."""
+    training = setup.training
+    extra = getattr(training, "extra", None) or {}
+    ftype = extra.get("finetuning_type")
+    if ftype is not None and ftype.known and str(ftype.value).lower() in _NOT_MODELLED_TYPES:
+        return True
+    if any((s := extra.get(k)) is not None and s.is_(True) for k in _NOT_MODELLED_FLAGS):
+        return True
+    for key in _MODEL_PARALLEL:
+        s = extra.get(key)
+        if s is not None and (not s.known or (isinstance(s.value, int) and s.value > 1)):
             return True
     return False
 
@@ -335,7 +365,7 @@ class DoesNotFit(Rule):
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         capacity = context.gpu_memory_bytes
-        if not setup.is_training or not capacity or _offloaded(setup):
+        if not setup.is_training or not capacity or _offloaded(setup) or _not_modelled(setup):
             return
         estimate = context.estimate(setup)
         inputs = getattr(estimate, "inputs", None)
