@@ -35,7 +35,8 @@ does not propose sharding again, and the finding carries the launch line when th
 Silent: no GPU named (nothing to fit against), the model unknown (no verdict is guessed), a file
 that does not train, a method the estimate prices as another (LLaMA-Factory ``finetuning_type:
 oft``/``freeze``, ``use_galore``/``use_apollo``/``use_badam``, Megatron tensor or pipeline
-parallel sizes above 1), a sharded run whose number of ranks the estimate does not know (DeepSpeed
+parallel sizes above 1; axolotl ``expert_parallel_size``, ``tensor_parallel_size``,
+``context_parallel_size`` above 1), a sharded run whose number of ranks the estimate does not know (DeepSpeed
 or FSDP named, in the file or in the run's distribution), and when LL001's fix (checkpointing
 on) alone makes it fit: LL001 is then
 the finding that says so (one problem, one finding), unless LL001 is not selected.
@@ -117,12 +118,17 @@ def _sharded(setup: TrainingSetup) -> bool:
 # tensor/pipeline parallel sizes (the model split over GPUs) as one device holding it all.
 _NOT_MODELLED_TYPES = ("oft", "freeze")
 _NOT_MODELLED_FLAGS = ("use_galore", "use_apollo", "use_badam")
-_MODEL_PARALLEL = ("tensor_model_parallel_size", "pipeline_model_parallel_size")
+# axolotl's expert/tensor/context parallel sizes (src/axolotl/utils/schemas/config.py,
+# integrations/expert_parallel/plugin.py @ 067b021c8): the experts, the weights or each sequence
+# divided among the ranks
+_MODEL_PARALLEL = ("tensor_model_parallel_size", "pipeline_model_parallel_size",
+                   "expert_parallel_size", "tensor_parallel_size", "context_parallel_size",
+                   "sequence_parallel_degree")
 
 
 def _not_modelled(setup: TrainingSetup) -> bool:
-    """A training method the estimate does not model, so an "over" verdict would be about
-    another run (a full fine-tune, AdamW, one GPU holding the whole model)."""
+    """A training method or split the estimate does not model, so an "over" verdict would be
+    about another run (a full fine-tune, AdamW, one GPU holding the whole model or sequence)."""
     training = setup.training
     extra = getattr(training, "extra", None) or {}
     ftype = extra.get("finetuning_type")
