@@ -151,6 +151,15 @@ def _per_rank(inputs) -> bool:
                                                                or getattr(inputs, "fsdp", None))
 
 
+def fit_not_judged(setup: TrainingSetup, estimate) -> bool:
+    """Whether the estimate of ``setup`` cannot be compared with one GPU: a method or split it
+    does not model (:func:`_not_modelled`), or a sharded run whose number of ranks it does not
+    know. LL008 is then silent; LL001 reports its saving without a verdict on the fit."""
+    if _not_modelled(setup):
+        return True
+    return _sharded(setup) and not _per_rank(getattr(estimate, "inputs", None))
+
+
 def _offloaded(setup: TrainingSetup) -> bool:
     """A ``device_map`` that places modules on the CPU or disk: LL005 reports that, with the
     estimate of everything on the GPU, and the estimate here does not model the offload."""
