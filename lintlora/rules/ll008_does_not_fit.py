@@ -36,7 +36,8 @@ Silent: no GPU named (nothing to fit against), the model unknown (no verdict is 
 that does not train, a method the estimate prices as another (LLaMA-Factory ``finetuning_type:
 oft``/``freeze``, ``use_galore``/``use_apollo``/``use_badam``, Megatron tensor or pipeline
 parallel sizes above 1; axolotl ``expert_parallel_size``, ``tensor_parallel_size``,
-``context_parallel_size`` above 1), a sharded run whose number of ranks the estimate does not know (DeepSpeed
+``context_parallel_size`` above 1; a TRL recipe's ``spectrum_config_path``: a partial
+fine-tune), a sharded run whose number of ranks the estimate does not know (DeepSpeed
 or FSDP named, in the file or in the run's distribution), and when LL001's fix (checkpointing
 on) alone makes it fit: LL001 is then
 the finding that says so (one problem, one finding), unless LL001 is not selected.
@@ -135,6 +136,9 @@ def _not_modelled(setup: TrainingSetup) -> bool:
     if ftype is not None and ftype.known and str(ftype.value).lower() in _NOT_MODELLED_TYPES:
         return True
     if any((s := extra.get(k)) is not None and s.is_(True) for k in _NOT_MODELLED_FLAGS):
+        return True
+    spectrum = extra.get("spectrum_config_path")  # Spectrum: only the listed layers train
+    if spectrum is not None and (not spectrum.known or spectrum.value):
         return True
     for key in _MODEL_PARALLEL:
         s = extra.get(key)
