@@ -75,6 +75,7 @@ from lintlora.training_setup import (
     Origin,
     Quantization,
     Setting,
+    Span,
     TrainingArgs,
     TrainingSetup,
 )
@@ -244,6 +245,7 @@ def build(doc: ConfigDoc) -> TrainingSetup:
     tf32 = tf32_setting(doc)
     if tf32 is not None:
         extra["tf32"] = tf32
+    launch += _header_launch(doc)
     if doc.has("fsdp_config") and not any(e.kind == "fsdp" for e in launch):
         where = doc.setting("fsdp_config")
         launch.append(Evidence("fsdp", where.span if where else None, "fsdp_config"))
@@ -301,6 +303,29 @@ def _lora(doc: ConfigDoc) -> Lora | None:
         use_rslora=doc.setting("use_rslora", as_bool) or default(False, _SRC_FT, "use_rslora"),
         span=ftype.key_span,
     )
+
+
+def _header_launch(doc: ConfigDoc) -> list[Evidence]:
+    """The sharded launch a config's header comment gives (LLaMA-Factory's examples/ascend
+    configs open with ``# accelerate launch \\`` / ``#     --config_file
+    examples/accelerate/fsdp_config.yaml \\`` / ``#     src/train.py <this config>``, at
+    ff6d4d12), read as a script's docstring launch is (:func:`lintlora.extract.pylaunch.
+    docstring_launch`): comment lines continued with a backslash are joined; evidence of a
+    sharded run, never a value."""
+    from lintlora.extract.pylaunch import docstring_launch
+
+    logical: list[tuple[int, str]] = []
+    for number, comment in doc.header_comments():
+        if logical and logical[-1][1].endswith("\\"):
+            logical[-1] = (logical[-1][0], logical[-1][1][:-1] + " " + comment)
+        else:
+            logical.append((number, comment))
+    for number, text in logical:
+        found = docstring_launch(text, text, doc.path)
+        if found:
+            return [Evidence(found[0].kind, Span(doc.path, number, 1),
+                             "the config's header comment launches it: " + text[:200])]
+    return []
 
 
 # ---- v1 -----------------------------------------------------------------------------------------
