@@ -7,7 +7,8 @@ as a full fine-tune; ``use_galore`` / ``use_apollo`` (low-rank projected optimiz
 ``use_badam`` (one block trained at a time) were priced as AdamW over every parameter
 (src/llamafactory/train/trainer_utils.py ``create_custom_optimizer``); a Megatron config
 (``tensor_model_parallel_size`` / ``pipeline_model_parallel_size`` > 1, mcore_adapter) splits
-the model over GPUs. Each got "does not fit ... no batch size or sequence length would make it
+the model over GPUs; ``use_kt`` (KTransformers' AMX MoE backend: the experts on the CPU,
+src/llamafactory/hparams/model_args.py) keeps most of a MoE model off the GPU. Each got "does not fit ... no batch size or sequence length would make it
 fit" on an A100-80GB, a verdict on a run lintlora did not model. A plain full fine-tune of the
 same model still gets LL008.
 """
@@ -31,7 +32,7 @@ def _lint(capsys, name):
 
 @pytest.mark.parametrize("name", ["llama3_oft_sft.yaml", "llama3_galore_sft.yaml",
                                   "llama3_badam_sft.yaml", "llama3_apollo_sft.yaml",
-                                  "megatron_full.yaml"])
+                                  "megatron_full.yaml", "qwen3moe_lora_sft_kt.yaml"])
 def test_ll008_silent_on_a_method_not_modelled(capsys, name):
     assert "LL008" not in _lint(capsys, name)
 

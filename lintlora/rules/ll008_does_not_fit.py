@@ -34,7 +34,7 @@ does not propose sharding again, and the finding carries the launch line when th
 
 Silent: no GPU named (nothing to fit against), the model unknown (no verdict is guessed), a file
 that does not train, a method the estimate prices as another (LLaMA-Factory ``finetuning_type:
-oft``/``freeze``, ``use_galore``/``use_apollo``/``use_badam``, Megatron tensor or pipeline
+oft``/``freeze``, ``use_galore``/``use_apollo``/``use_badam``/``use_kt``, Megatron tensor or pipeline
 parallel sizes above 1; axolotl ``expert_parallel_size``, ``tensor_parallel_size``,
 ``context_parallel_size`` above 1; a TRL recipe's ``spectrum_config_path``: a partial
 fine-tune), a sharded run whose number of ranks the estimate does not know (DeepSpeed
@@ -118,7 +118,8 @@ def _sharded(setup: TrainingSetup) -> bool:
 # time: train/trainer_utils.py create_custom_optimizer) as AdamW over every parameter; Megatron's
 # tensor/pipeline parallel sizes (the model split over GPUs) as one device holding it all.
 _NOT_MODELLED_TYPES = ("oft", "freeze")
-_NOT_MODELLED_FLAGS = ("use_galore", "use_apollo", "use_badam")
+_NOT_MODELLED_FLAGS = ("use_galore", "use_apollo", "use_badam",
+                       "use_kt")  # KTransformers: the MoE experts run on the CPU (model_args.py)
 # axolotl's expert/tensor/context parallel sizes (src/axolotl/utils/schemas/config.py,
 # integrations/expert_parallel/plugin.py @ 067b021c8): the experts, the weights or each sequence
 # divided among the ranks

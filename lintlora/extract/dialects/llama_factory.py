@@ -234,10 +234,11 @@ def build(doc: ConfigDoc) -> TrainingSetup:
                 "unsloth", unsloth_gc, _SRC_GC + " (use_unsloth_gc: checkpointed layer inputs "
                 "offloaded to CPU RAM)")
     # use_galore / use_apollo / use_badam (LLaMA-Factory src/llamafactory/train/trainer_utils.py
-    # create_custom_optimizer) and the Megatron parallel sizes (mcore_adapter) change what a
+    # create_custom_optimizer), use_kt (KTransformers: MoE experts on the CPU, hparams/model_args.py)
+    # and the Megatron parallel sizes (mcore_adapter) change what a
     # rank holds in ways the estimator does not model: kept for LL008 (rules/ll008 _not_modelled)
     for key in ("preprocessing_num_workers", "use_unsloth", "finetuning_type", "use_galore",
-                "use_apollo", "use_badam", "tensor_model_parallel_size",
+                "use_apollo", "use_badam", "use_kt", "tensor_model_parallel_size",
                 "pipeline_model_parallel_size"):
         s = doc.setting(key)
         if s is not None:
