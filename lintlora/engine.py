@@ -623,9 +623,13 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
             inputs.update(dict.fromkeys(setup.inputs))
             launched = None
             if setup.run is not None:
+                from lintlora.facts import launch_related
                 from lintlora.runs import related_of
 
-                launched = related_of(setup.run.span)
+                # the rules' own wording ("launched by run.sh:3 with 4 processes (torchrun)"),
+                # so every finding of the run names its launch alike
+                named = launch_related(setup)
+                launched = named[0] if named else related_of(setup.run.span)
             for rule in enabled:
                 try:
                     found = list(rule.check(setup, context))

@@ -577,43 +577,17 @@ def _quant_override(inputs, quant_flag: str | None, bits: int | None, group_size
     return changes
 
 
-MAX_LAUNCH_FOLDERS = 16
-"""Folders looked in for the launch of an estimated file: its own and each one above it, up to
-its project's root (their launch files only, not their subfolders)."""
-MAX_LAUNCH_CANDIDATES = 64
-"""Launch files read at most for one estimated file."""
-
-
 def _launch_of(path: str, root: str):
-    """The launch that runs ``path`` (``run.sh`` beside it or above it, within ``root``: a command
-    whose entry point, ``-m`` module file or named config is ``path``), the number of them found,
-    and the files read. Launch discovery reads, never runs (lintlora.extract.launch)."""
-    from lintlora.extract.launch import discover_launches, launch_file_kind
-    from lintlora.safeio import is_within
+    """The launch that runs ``path`` (a command in a launch file of its project, found by the
+    same bounded walk as lint's: :class:`lintlora.runs.LaunchIndex`, so ``scripts/train.sh``
+    beside, above or in a sibling folder of the script; one whose entry point, ``-m`` module
+    file or dialect config is ``path``), the number of them found, and the files read. Launch
+    discovery reads, never runs (lintlora.extract.launch)."""
+    from lintlora.runs import LaunchIndex
 
-    real = os.path.realpath(path)
-    folder, names = os.path.dirname(real), []
-    for _ in range(MAX_LAUNCH_FOLDERS):
-        try:
-            entries = sorted(os.listdir(folder))[:4096]
-        except OSError:
-            break
-        names += [os.path.join(folder, n) for n in entries
-                  if launch_file_kind(os.path.join(folder, n)) and os.path.isfile(os.path.join(folder, n))]
-        parent = os.path.dirname(folder)
-        if folder == root or parent == folder or not is_within(parent, root):
-            break
-        folder = parent
-    if not names:
-        return None, 0, ()
-    found = discover_launches(names[:MAX_LAUNCH_CANDIDATES], root=root)
-
-    def runs_it(launch) -> bool:
-        targets = [launch.entry_path, launch.module_path, *(c.path for c in launch.configs)]
-        return any(t and os.path.realpath(t) == real for t in targets)
-
-    mine = [launch for launch in found.launches if runs_it(launch)]
-    return (mine[0] if mine else None), len(mine), tuple(found.files_read)
+    index = LaunchIndex([os.path.splitext(os.path.basename(path))[0]])
+    mine = index.launches_for(path)
+    return (mine[0] if mine else None), len(mine), tuple(index.discovery(root).files_read)
 
 
 def _with_distribution(setup, path: str):

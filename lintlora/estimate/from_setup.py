@@ -510,7 +510,8 @@ def _loss_impl(extra: Any, fw: str, notes: list[str]) -> str | None:
         if impl == "chunked":
             notes.append(f"loss {lv.rsplit('.', 1)[-1]}: logits and the fp32 cross-entropy computed per chunk; "
                          "each chunk's log-softmax output kept for backward (~4 B per token·vocab)")
-        elif impl is None and _val(extra.get("trainer")) not in _PREFERENCE_TRAINERS:
+        elif impl is None and ((t := extra.get("trainer")) is None
+                               or _val(t) not in _PREFERENCE_TRAINERS):
             notes.append(f"loss {lv}: not a loss lintlora knows; the recipe default's loss buffers assumed")
         return impl
     cce = extra.get("cut_cross_entropy")

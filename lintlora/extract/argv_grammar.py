@@ -238,14 +238,14 @@ def parse_options(specs: list[OptSpec], words: tuple[ShellValue, ...], *, abbrev
         name = text
         if text.startswith("--") and "=" in text:
             name, rest = text.split("=", 1)
-            attached = ShellValue(rest, w.origin, w.raw, w.line, w.note, w.assigned_line)
+            attached = ShellValue(rest, w.origin, w.raw, w.line, w.note, w.assigned_line, w.column)
         spec, negated, ambiguous = _match(name, table, abbrev)
         if spec is None and not text.startswith("--") and len(text) > 2 and text[:2] in table:
             spec, negated = table[text[:2]]
             rest = text[2:]
             if spec.takes_values():
                 attached = ShellValue(rest[1:] if rest.startswith("=") else rest, w.origin,
-                                      w.raw, w.line, w.note, w.assigned_line)
+                                      w.raw, w.line, w.note, w.assigned_line, w.column)
         if spec is None:
             for cand in ambiguous:
                 out.fail(cand.dest, f"`{name}` is an ambiguous abbreviation (argparse refuses "

@@ -494,7 +494,8 @@ def _makefile(text: str, out: _Collector) -> None:
         if not shell_text.strip():
             continue
         column = len(recipe) - len(recipe.lstrip("@-+ \t")) + 2
-        out.shell(shell_text, LineMap(shell_text, number, column), env=unknown, workdir=folder)
+        out.shell(shell_text, LineMap(shell_text, number, column, exact_columns=False),
+                  env=unknown, workdir=folder)
 
 
 _MAKE_BUDGET = 65_536
@@ -650,5 +651,6 @@ def _workflow(text: str, out: _Collector) -> None:
             first = source_lines[start - 1] if 0 < start <= len(source_lines) else ""
             block = re.search(r"(^|:\s*)[|>][-+0-9]*\s*(#.*)?$", first) is not None
             base = start + 1 if block else start
-            out.shell(script, LineMap(script, base, 1 if block else run.value.span.column),
+            out.shell(script, LineMap(script, base, 1 if block else run.value.span.column,
+                                      exact_columns=False),
                       env=env, workdir=workdir_of(step, job_dir))

@@ -106,13 +106,14 @@ def split_option(word: ShellValue) -> tuple[str | None, ShellValue | None]:
         m = _LITERAL_OPTION.match(word.raw)
         if m is None:
             return None, None
-        return m.group(1), ShellValue(None, "unknown", word.raw, word.line, word.note)
+        return m.group(1), ShellValue(None, "unknown", word.raw, word.line, word.note,
+                                      column=word.column)
     if not text.startswith("-") or text == "-":
         return None, None
     if text.startswith("--") and "=" in text:
         name, _, value = text.partition("=")
         return name, ShellValue(value, word.origin, word.raw, word.line, word.note,
-                                word.assigned_line)
+                                word.assigned_line, word.column)
     return text, None
 
 

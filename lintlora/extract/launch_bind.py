@@ -83,8 +83,12 @@ def command_line_of(launch: Launch) -> CommandLine:
 
 def word_span(command_line: CommandLine, word: ShellValue | None) -> Span:
     """Where a bound value points: the launch file, the word's line (the command's line when
-    the word has none), column 1."""
+    the word has none), the word as written when its column is known (a one-line word),
+    else column 1."""
     line = word.line if word is not None and word.line else command_line.line
+    if word is not None and word.line and word.column and word.raw and "\n" not in word.raw:
+        return Span(command_line.path, word.line, word.column, word.line,
+                    word.column + len(word.raw))
     return Span(command_line.path, max(1, line), 1)
 
 

@@ -74,6 +74,7 @@ class ShellValue:
         note: why the value is unknown, or which default it is (a sentence fragment).
         assigned_line: the line of the assignment the value came from, when it came from one
             variable of the file.
+        column: 1-based column of the word as written on ``line`` (0: not known).
     """
 
     text: str | None
@@ -82,6 +83,7 @@ class ShellValue:
     line: int = 0
     note: str = ""
     assigned_line: int | None = None
+    column: int = 0
 
     @property
     def known(self) -> bool:

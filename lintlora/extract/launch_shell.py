@@ -414,6 +414,7 @@ class Evaluator:
     def _expand_text(self, raw: str, offset: int, split: bool) -> list[ShellValue]:
         """The fields of one word (field splitting of unquoted expansions when ``split``)."""
         line = self.lines.line(offset)
+        column = self.lines.column(offset) if getattr(self.lines, "exact_columns", False) else 0
         fields: list[list] = []  # each: [parts (str or _Unknown), quoted-or-nonempty flag]
         current: list = [[], False]
         origin = ["literal"]
@@ -472,21 +473,21 @@ class Evaluator:
         try:
             self._walk(raw, add, expand_value, 0)
         except _Unknown as exc:  # the whole word is beyond the reader
-            return [ShellValue(None, "unknown", raw=raw, line=line, note=exc.note)]
+            return [ShellValue(None, "unknown", raw=raw, line=line, column=column, note=exc.note)]
         if current[1]:
             fields.append(current)
         out: list[ShellValue] = []
         for parts, _ in fields:
             unknown = next((p for p in parts if isinstance(p, _Unknown)), None)
             if unknown is not None:
-                out.append(ShellValue(None, "unknown", raw=raw, line=line, note=unknown.note))
+                out.append(ShellValue(None, "unknown", raw=raw, line=line, column=column, note=unknown.note))
                 continue
             text = "".join(parts)
             if len(text) > MAX_WORD_CHARS:
-                out.append(ShellValue(None, "unknown", raw=raw, line=line,
+                out.append(ShellValue(None, "unknown", raw=raw, line=line, column=column,
                                       note=f"longer than {MAX_WORD_CHARS} characters"))
                 continue
-            out.append(ShellValue(text, origin[0], raw=raw, line=line,
+            out.append(ShellValue(text, origin[0], raw=raw, line=line, column=column,
                                   assigned_line=assigned[0] if count_vars[0] == 1 else None))
         return out
 

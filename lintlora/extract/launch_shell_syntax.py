@@ -37,12 +37,16 @@ class ShellError(Exception):
 
 class LineMap:
     """Offsets of a text to 1-based (line, column), with a first line ``base`` (a recipe line
-    or a workflow ``run:`` block sits inside a larger file)."""
+    or a workflow ``run:`` block sits inside a larger file). ``exact_columns``: the text is
+    the file's own characters, so a column is the file's (not so for a text rewritten before
+    it is read: a YAML block scalar without its indentation, a make-expanded recipe)."""
 
-    def __init__(self, text: str, base: int = 1, column_base: int = 1) -> None:
+    def __init__(self, text: str, base: int = 1, column_base: int = 1,
+                 exact_columns: bool = True) -> None:
         self._starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.base = base
         self.column_base = column_base
+        self.exact_columns = exact_columns
 
     def line(self, offset: int) -> int:
         return bisect_right(self._starts, offset) - 1 + self.base

@@ -807,9 +807,13 @@ def pins_in_pip_lines(lines: Iterable[str], path: str, *, cell: int | None = Non
     """The pins of ``!pip install ...`` / ``%pip install ...`` (also ``!pip3``, ``!uv pip``,
     ``!python -m pip``) lines; ``Span(path, line, cell=cell)`` with the 1-based line in
     ``lines``. Options are skipped (with their value where they take one); each other word is a
-    requirement (``transformers==4.44.2``, ``"peft>=0.10"``, a wheel URL)."""
+    requirement (``transformers==4.44.2``, ``"peft>=0.10"``, a wheel URL). A line ending in a
+    backslash goes on on the next (IPython joins them before running the command:
+    IPython/core/inputtransformer2.py ``find_end_of_continued_line``/``assemble_continued_line``);
+    each requirement keeps the line it is written on."""
     import shlex
 
+    lines = list(lines) if not isinstance(lines, list) else lines
     out: list[PinnedVersion] = []
     for n, line in enumerate(lines, 1):
         if len(line) > MAX_LINE_CHARS or "install" not in line:
@@ -817,24 +821,34 @@ def pins_in_pip_lines(lines: Iterable[str], path: str, *, cell: int | None = Non
         m = _PIP_LINE.match(line)
         if not m:
             continue
-        rest = m.group(1).split(" #", 1)[0]
-        try:
-            words = shlex.split(rest)
-        except ValueError:
-            words = rest.split()
+        segments = [(n, m.group(1))]
+        while segments[-1][1].rstrip().endswith("\\") and len(segments) < 256:
+            at, text = segments[-1]
+            segments[-1] = (at, text.rstrip()[:-1])
+            nxt = at  # the next physical line (lines is 0-based, ``at`` 1-based)
+            if nxt >= len(lines) or len(lines[nxt]) > MAX_LINE_CHARS:
+                break
+            segments.append((nxt + 1, lines[nxt]))
         skip = False
-        for word in words[:256]:
-            if skip:
-                skip = False
-                continue
-            if word.startswith("-"):
-                skip = word in _PIP_VALUE_OPTIONS
-                continue
-            if word.startswith(("$", "{")):  # a variable: unknown
-                continue
-            pin = _requirement_pin(word, path, n, source, cell) or _egg_pin(word, path, n, source, cell)
-            if pin is not None:
-                out.append(pin)
+        for at, rest in segments:
+            rest = rest.split(" #", 1)[0]
+            try:
+                words = shlex.split(rest)
+            except ValueError:
+                words = rest.split()
+            for word in words[:256]:
+                if skip:
+                    skip = False
+                    continue
+                if word.startswith("-"):
+                    skip = word in _PIP_VALUE_OPTIONS
+                    continue
+                if word.startswith(("$", "{")):  # a variable: unknown
+                    continue
+                pin = (_requirement_pin(word, path, at, source, cell)
+                       or _egg_pin(word, path, at, source, cell))
+                if pin is not None:
+                    out.append(pin)
         if len(out) >= MAX_PINS_PER_FILE:
             break
     return out

@@ -413,7 +413,12 @@ def _training(doc: ConfigDoc) -> tuple[TrainingArgs, list[Evidence]]:
     liger = doc.setting("liger_fused_linear_cross_entropy", as_bool)
     if liger is not None:
         f["use_liger_kernel"] = liger
-    for key in ("cut_cross_entropy", "activation_offloading", "liger_fused_linear_cross_entropy"):
+    # expert/tensor/context parallel sizes split the model or each sequence over the ranks
+    # (src/axolotl/utils/schemas/config.py, integrations/expert_parallel/plugin.py @ 067b021c8):
+    # kept for LL008, which gives no verdict on a split the estimate does not model
+    for key in ("cut_cross_entropy", "activation_offloading", "liger_fused_linear_cross_entropy",
+                "expert_parallel_size", "tensor_parallel_size", "context_parallel_size",
+                "sequence_parallel_degree"):
         s = doc.setting(key)
         if s is not None:
             extra[key] = s

@@ -364,6 +364,12 @@ def build(doc: ConfigDoc, dialect: str) -> TrainingSetup:
     fsdp_config = doc.setting("fsdp_config")
     if fsdp_config is not None:  # FSDP's own activation checkpointing lives there
         extra["fsdp_config"] = fsdp_config
+    # Spectrum (the script unfreezes only the parameters the file lists: philschmid/deep-learning-
+    # pytorch-huggingface training/scripts/run_sft.py setup_model_for_spectrum @ 59b3797): a
+    # partial fine-tune the estimate does not model (LL008's _not_modelled)
+    spectrum = doc.setting("spectrum_config_path")
+    if spectrum is not None:
+        extra["spectrum_config_path"] = spectrum
     tf32 = tf32_setting(doc)
     if tf32 is not None:
         extra["tf32"] = tf32

@@ -75,6 +75,7 @@ from lintlora.training_setup import (
     Origin,
     Quantization,
     Setting,
+    Span,
     TrainingArgs,
     TrainingSetup,
 )
@@ -232,13 +233,20 @@ def build(doc: ConfigDoc) -> TrainingSetup:
             extra["gradient_checkpointing_mode"] = derived(
                 "unsloth", unsloth_gc, _SRC_GC + " (use_unsloth_gc: checkpointed layer inputs "
                 "offloaded to CPU RAM)")
-    for key in ("preprocessing_num_workers", "use_unsloth", "finetuning_type"):
+    # use_galore / use_apollo / use_badam (LLaMA-Factory src/llamafactory/train/trainer_utils.py
+    # create_custom_optimizer), use_kt (KTransformers: MoE experts on the CPU, hparams/model_args.py)
+    # and the Megatron parallel sizes (mcore_adapter) change what a
+    # rank holds in ways the estimator does not model: kept for LL008 (rules/ll008 _not_modelled)
+    for key in ("preprocessing_num_workers", "use_unsloth", "finetuning_type", "use_galore",
+                "use_apollo", "use_badam", "use_kt", "tensor_model_parallel_size",
+                "pipeline_model_parallel_size"):
         s = doc.setting(key)
         if s is not None:
             extra[key] = s
     tf32 = tf32_setting(doc)
     if tf32 is not None:
         extra["tf32"] = tf32
+    launch += _header_launch(doc)
     if doc.has("fsdp_config") and not any(e.kind == "fsdp" for e in launch):
         where = doc.setting("fsdp_config")
         launch.append(Evidence("fsdp", where.span if where else None, "fsdp_config"))
@@ -296,6 +304,29 @@ def _lora(doc: ConfigDoc) -> Lora | None:
         use_rslora=doc.setting("use_rslora", as_bool) or default(False, _SRC_FT, "use_rslora"),
         span=ftype.key_span,
     )
+
+
+def _header_launch(doc: ConfigDoc) -> list[Evidence]:
+    """The sharded launch a config's header comment gives (LLaMA-Factory's examples/ascend
+    configs open with ``# accelerate launch \\`` / ``#     --config_file
+    examples/accelerate/fsdp_config.yaml \\`` / ``#     src/train.py <this config>``, at
+    ff6d4d12), read as a script's docstring launch is (:func:`lintlora.extract.pylaunch.
+    docstring_launch`): comment lines continued with a backslash are joined; evidence of a
+    sharded run, never a value."""
+    from lintlora.extract.pylaunch import docstring_launch
+
+    logical: list[tuple[int, str]] = []
+    for number, comment in doc.header_comments():
+        if logical and logical[-1][1].endswith("\\"):
+            logical[-1] = (logical[-1][0], logical[-1][1][:-1] + " " + comment)
+        else:
+            logical.append((number, comment))
+    for number, text in logical:
+        found = docstring_launch(text, text, doc.path)
+        if found:
+            return [Evidence(found[0].kind, Span(doc.path, number, 1),
+                             "the config's header comment launches it: " + text[:200])]
+    return []
 
 
 # ---- v1 -----------------------------------------------------------------------------------------
