@@ -201,6 +201,7 @@ KNOWN_ESTIMATE_UPWARD = {
     ("lintlora.estimate.command", "lintlora.cli_app"),
     ("lintlora.estimate.command", "lintlora.facts"),
     ("lintlora.estimate.command", "lintlora.extract"),
+    ("lintlora.estimate.command", "lintlora.runs"),  # the launch of the estimated file, as lint finds it
     # estimate/fit borrows the wording of extraction's dialects and of facts
     ("lintlora.estimate.fit", "lintlora.facts"),
     ("lintlora.estimate.fit", "lintlora.extract"),

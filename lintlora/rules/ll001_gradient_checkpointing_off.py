@@ -328,7 +328,7 @@ class GradientCheckpointingOff(Rule):
         severity = Severity.WARNING
         no_switch = setup.framework == "litgpt" and setup.kind in ("yaml", "json")
         over = fits(figures.peak_bytes, capacity)
-        from lintlora.rules.ll008_does_not_fit import fit_not_judged
+        from lintlora.rules._fit import fit_not_judged
 
         if over is False and fit_not_judged(setup, before):
             # a sharded run of unknown size, a split or method the estimate does not model: its
