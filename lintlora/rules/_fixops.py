@@ -17,16 +17,13 @@ from lintlora.findings import EditOp, Fix, FixSafety
 from lintlora.training_setup import Origin, Setting, Span, TrainingSetup
 
 __all__ = ["literal_span", "replace_value", "set_keyword", "remove_keyword", "rename_keyword",
-           "yaml_set", "launch_set", "make_fix", "written_in_call", "python_file", "DTYPE_TEXT"]
+           "yaml_set", "launch_set", "make_fix", "written_in_call", "python_file", "torch_named"]
 
 _EDITABLE = (Origin.LITERAL, Origin.VARIABLE, Origin.ARGPARSE_DEFAULT, Origin.DATACLASS_DEFAULT,
              Origin.FUNCTION_DEFAULT)
 """Origins whose span is the literal the value was read from, in the file itself: the
 keyword's value, the assignment a variable resolves to, the parameter or option default."""
 
-DTYPE_TEXT = {"torch.float16": 13, "torch.half": 10, "torch.float32": 13, "torch.float": 11,
-              "torch.bfloat16": 14}
-"""Widths of the dtype spellings a dtype literal may have (``"float16"`` quoted is 9)."""
 
 
 def python_file(setup: TrainingSetup) -> bool:
@@ -163,3 +160,20 @@ def make_fix(title: str, safety: FixSafety, ops: Iterable[EditOp | None]) -> Fix
         if op not in unique:
             unique.append(op)
     return Fix(title, safety, tuple(unique))
+
+
+def torch_named(setup: TrainingSetup) -> bool:
+    """Whether the file spells a dtype through the name ``torch`` (``torch.bfloat16`` written
+    as a value of the model load or the quantization config: a literal as wide as
+    ``torch.<dtype>``), so that a fix may write ``torch.<dtype>``. Rules see no imports; a file
+    that spells no dtype that way gets no such fix."""
+    for section in (setup.model, setup.quantization, setup.training):
+        if section is None:
+            continue
+        for _name, s in section.settings():
+            if s.known and isinstance(s.value, str) and s.value in ("bfloat16", "float16", "float32") \
+                    and s.span is not None and s.span.path == setup.path and s.origin in _EDITABLE:
+                w = _width(s.span)
+                if w == len("torch." + s.value) or (s.value == "float16" and w == len("torch.half")):
+                    return True
+    return False
