@@ -107,13 +107,17 @@ torchtune's ``dtype: bf16``). Offered only on a named GPU that supports bfloat16
 every use can be edited (a value set at launch or in the run's configuration cannot)."""
 
 
-def _dtype_op(setting: Setting | None, path: str) -> EditOp | None:
-    """``torch.float16``/``torch.half`` -> ``torch.bfloat16``; ``"float16"`` -> ``"bfloat16"``."""
+def _dtype_op(setting: Setting | None, path: str, strings: bool = True) -> EditOp | None:
+    """``torch.float16``/``torch.half`` -> ``torch.bfloat16``; any other 9-character spelling
+    (``"float16"``, an aliased ``T.float16``) -> ``"bfloat16"``, which transformers' dtype
+    arguments accept (``strings``; ``torch.autocast`` does not: refused there)."""
     span = ops.literal_span(setting, path)
     if span is None or span.end_column is None:
         return None
     width = span.end_column - span.column
-    return EditOp("replace", span, "torch.bfloat16" if width in (10, 13) else '"bfloat16"')
+    if width in (10, 13):
+        return EditOp("replace", span, "torch.bfloat16")
+    return EditOp("replace", span, '"bfloat16"') if strings else None
 
 
 def _python_ops(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | None]:
@@ -136,7 +140,7 @@ def _python_ops(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | No
         elif use.path is None and use.call is not None:
             mp = use.call.args.get("mixed_precision")
             out.append(ops.replace_value(mp, path, '"bf16"') if mp is not None
-                       else _dtype_op(use.call.args.get("dtype"), path))
+                       else _dtype_op(use.call.args.get("dtype"), path, strings=False))
         else:
             out.append(None)
     return out
