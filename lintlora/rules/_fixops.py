@@ -17,7 +17,8 @@ from lintlora.findings import EditOp, Fix, FixSafety
 from lintlora.training_setup import Origin, Setting, Span, TrainingSetup
 
 __all__ = ["literal_span", "replace_value", "set_keyword", "remove_keyword", "rename_keyword",
-           "yaml_set", "launch_set", "make_fix", "written_in_call", "python_file", "torch_named"]
+           "yaml_set", "launch_set", "make_fix", "written_in_call", "python_file", "torch_named",
+           "module_list_text", "replace_module_list"]
 
 _EDITABLE = (Origin.LITERAL, Origin.VARIABLE, Origin.ARGPARSE_DEFAULT, Origin.DATACLASS_DEFAULT,
              Origin.FUNCTION_DEFAULT)
@@ -177,3 +178,29 @@ def torch_named(setup: TrainingSetup) -> bool:
                 if w == len("torch." + s.value) or (s.value == "float16" and w == len("torch.half")):
                     return True
     return False
+
+
+def module_list_text(value: object) -> str | None:
+    """The source of a ``target_modules``/``modules_to_save`` value: a list of double-quoted
+    names, ``"all-linear"``-like strings quoted, ``None``."""
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return "[" + ", ".join(module_list_text(v) or "" for v in value) + "]"
+    return None
+
+
+def replace_module_list(setting: Setting | None, call: Span | None, path: str, value: object) -> EditOp | None:
+    """``replace`` of a module list written as the keyword's value in the adapter config's
+    call (``LoraConfig(target_modules=[...])``: origin literal, keyword inside the call), by
+    ``value``; a list built elsewhere or by an expression is not edited."""
+    text = module_list_text(value)
+    if setting is None or text is None or not setting.known or setting.origin is not Origin.LITERAL:
+        return None
+    span = setting.span
+    if span is None or span.path != path or span.end_line is None or span.end_column is None \
+            or not written_in_call(setting, call):
+        return None
+    return EditOp("replace", span, text)
