@@ -384,3 +384,28 @@ def test_the_applier_gives_the_fixed_file():
         for f in _findings(path):
             edits.extend(fixing.resolve(f.autofix, text, kind))
         assert fixing.apply_edits(text, edits) == _fixed(path).read_text(encoding="utf-8"), path
+
+
+def test_a_value_set_at_launch_is_fixed_in_the_launch_command_as_unsafe(tmp_path):
+    """``--gradient_checkpointing False`` in run.sh: the fix edits the launch command (the
+    run's command span), unsafe, with the non-reentrant kwargs as a JSON word on a frozen base."""
+    (tmp_path / "train.py").write_text(
+        "import torch\n"
+        "from peft import LoraConfig, get_peft_model\n"
+        "from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments\n"
+        "(training_args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+        'model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype=torch.bfloat16)\n'
+        'model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))\n'
+        "model.print_trainable_parameters()\n"
+        "Trainer(model=model, args=training_args, train_dataset=ds).train()\n", encoding="utf-8")
+    (tmp_path / "run.sh").write_text(
+        "#!/bin/bash\npython train.py \\\n    --output_dir out \\\n    --per_device_train_batch_size 8 \\\n"
+        "    --gradient_checkpointing False \\\n    --bf16 True\n", encoding="utf-8")
+    from lintlora.engine import lint_paths
+    from lintlora.settings import Settings
+
+    [f] = [f for f in lint_paths([str(tmp_path)], Settings(gpu="a100-40gb")).findings if f.code == "LL001"]
+    assert f.autofix is not None and f.autofix.safety is FixSafety.UNSAFE
+    assert [(o.kind, o.keyword, o.text, o.span.path.endswith("run.sh"), o.span.line) for o in f.autofix.ops] == [
+        ("launch_set", "--gradient_checkpointing", "True", True, 2),
+        ("launch_set", "--gradient_checkpointing_kwargs", """'{"use_reentrant": false}'""", True, 2)]

@@ -142,11 +142,17 @@ def yaml_set(setup: TrainingSetup, key: str, text: str, current: Setting | None 
     return EditOp("yaml_set", span or Span(setup.path, 1, 1), text, key)
 
 
-def launch_set(setting: Setting | None, option: str, word: str) -> EditOp | None:
-    """``launch_set`` of ``option`` in the launch command the value came from."""
+def launch_set(setting: Setting | None, option: str, word: str, setup: TrainingSetup | None = None) -> EditOp | None:
+    """``launch_set`` of ``option`` in the launch command the value came from: the span is the
+    run's command (:attr:`TrainingSetup.run`, its first line) when it is in the file the value
+    was read from, else the value's own line."""
     if setting is None or setting.origin is not Origin.LAUNCH or setting.span is None:
         return None
-    return EditOp("launch_set", setting.span, word, option)
+    span = setting.span
+    run = setup.run if setup is not None else None
+    if run is not None and run.span.path == span.path and run.span.line <= span.line:
+        span = run.span
+    return EditOp("launch_set", span, word, option)
 
 
 def make_fix(title: str, safety: FixSafety, ops: Iterable[EditOp | None]) -> Fix | None:

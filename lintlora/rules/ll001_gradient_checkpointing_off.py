@@ -306,14 +306,17 @@ def _autofix(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> Fix | None
         return None
     safety, title = FixSafety.SAFE, FIX_ON
     if trainer.origin is Origin.LAUNCH:
-        first = ops.launch_set(trainer, "--gradient_checkpointing", "True")
+        first = ops.launch_set(trainer, "--gradient_checkpointing", "True", setup)
         safety, title = FixSafety.UNSAFE, FIX_LAUNCH
     elif trainer.origin is Origin.LIBRARY_DEFAULT:
         first = ops.set_keyword(setup.training.span, path, "gradient_checkpointing", "True", trainer)
     else:
         first = ops.replace_value(trainer, path, "True")
     edits = [first]
-    if frozen:
+    if frozen and trainer.origin is Origin.LAUNCH:
+        # HfArgumentParser reads a dict field from a JSON word
+        edits.append(ops.launch_set(trainer, "--gradient_checkpointing_kwargs", """'{"use_reentrant": false}'""", setup))
+    elif frozen:
         kwargs = setup.get("training.gradient_checkpointing_kwargs")
         edits.append(ops.set_keyword(setup.training.span, path, "gradient_checkpointing_kwargs", _KWARGS, kwargs))
     return ops.make_fix(title, safety, edits)
