@@ -36,7 +36,9 @@ def _is_source(p: Path) -> bool:
 
 SOURCES = sorted(p for p in FIXTURES.rglob("*") if _is_source(p))
 
-NOTEBOOK_ARGS = {"LL001/notebook.ipynb": "--gpu a100-40gb", "LL004/notebook.ipynb": "--gpu a100-80gb",
+NOTEBOOK_ARGS = {"LL001/notebook.ipynb": "--gpu a100-40gb", "LL002/notebook.ipynb": "--gpu a100-80gb",
+                 "LL006/notebook.ipynb": "--gpu a100-80gb", "LL007/notebook.ipynb": "--gpu a100-80gb",
+                 "LL004/notebook.ipynb": "--gpu a100-80gb",
                  "LL009/notebook.ipynb": "--gpu a100-80gb"}
 """The settings of the notebook fixtures (a notebook has no header comment)."""
 
@@ -65,6 +67,11 @@ OPS = {
     "LL012/notebook.ipynb": [("replace", None, '["qkv_proj", "o_proj", "gate_up_proj", "down_proj"]', 6)],
     "LL012/trl.py": [("replace", None, '["c_attn"]', 10)],
     "LL012/llama_factory.yaml": [("yaml_set", "lora_target", "c_attn", 7)],
+    "LL002/trl.py": [("rename_keyword", "fp16", "bf16", 9)],
+    "LL002/notebook.ipynb": [("rename_keyword", "fp16", "bf16", 1), ("replace", None, "torch.bfloat16", 1)],
+    "LL004/torch.py": [("insert_after", None, "model.print_trainable_parameters()", 9)],
+    "LL006/notebook.ipynb": [("delete_statement", None, "", 6)],
+    "LL007/notebook.ipynb": [("replace", None, "8", 6)],
     "LL004/trainer.py": [("insert_after", None, "peft_model.print_trainable_parameters()", 14)],
     "LL004/trl.py": [("insert_after", None, "trainer.model.print_trainable_parameters()", 12)],
     "LL004/notebook.ipynb": [("insert_after", None, "model.print_trainable_parameters()", 2)],
