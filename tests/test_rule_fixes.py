@@ -355,30 +355,6 @@ def test_fixes_are_all_safe_but_the_launch_one():
                 assert safety is FixSafety.UNSAFE
 
 
-def test_unresolved_values_are_never_edited(tmp_path):
-    """A value lintlora could not resolve (an expression, ``**kwargs``) gets no fix."""
-    p = tmp_path / "train.py"
-    p.write_text(
-        "import torch\n"
-        "from peft import LoraConfig, get_peft_model\n"
-        "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
-        "opts = load_options()\n"
-        'model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype=torch.bfloat16)\n'
-        'model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))\n'
-        "model.print_trainable_parameters()\n"
-        'args = TrainingArguments(output_dir="out", bf16=True, **opts)\n'
-        "Trainer(model=model, args=args, train_dataset=ds).train()\n",
-        encoding="utf-8")
-    for f in lint(p, settings_from_args("--gpu a100-80gb")).findings:
-        if f.code == "LL001":
-            pytest.fail("LL001 on a **kwargs call")  # off is not known: no finding, no fix
-    p.write_text(p.read_text().replace(", **opts)", ", gradient_checkpointing=bool(opts) and False)"),
-                 encoding="utf-8")
-    for f in lint(p, settings_from_args("--gpu a100-80gb")).findings:
-        if f.code == "LL001":
-            assert f.autofix is None
-
-
 def test_the_applier_gives_the_fixed_file():
     """:mod:`lintlora.fixing` (fixa's applier) on the same fixtures; skipped until it exists."""
     fixing = pytest.importorskip("lintlora.fixing")
@@ -416,3 +392,50 @@ def test_a_value_set_at_launch_is_fixed_in_the_launch_command_as_unsafe(tmp_path
     assert [(o.kind, o.keyword, o.text, o.span.path.endswith("run.sh"), o.span.line) for o in f.autofix.ops] == [
         ("launch_set", "--gradient_checkpointing", "True", True, 2),
         ("launch_set", "--gradient_checkpointing_kwargs", """'{"use_reentrant": false}'""", True, 2)]
+
+
+def test_the_op_helpers_refuse_what_lintlora_could_not_resolve():
+    from lintlora.rules import _fixops as ops
+    from lintlora.training_setup import Origin, Setting, Span
+
+    call = Span("t.py", 3, 8, 9, 2)
+    unknown = Setting.unknown("opts['gc']", Span("t.py", 5, 28, 5, 38))
+    computed = Setting(False, Origin.LITERAL, Span("t.py", 5, 28, 5, 45), Span("t.py", 5, 5))  # `a and b`
+    written = Setting(False, Origin.LITERAL, Span("t.py", 5, 28, 5, 33), Span("t.py", 5, 5))
+    default = Setting.library_default(False, "transformers")
+    elsewhere = Setting(False, Origin.LITERAL, Span("other.py", 5, 28, 5, 33), Span("other.py", 5, 5))
+    assert ops.replace_value(unknown, "t.py", "True") is None
+    assert ops.replace_value(computed, "t.py", "True") is None  # an expression, not the literal
+    assert ops.replace_value(elsewhere, "t.py", "True") is None
+    assert ops.replace_value(default, "t.py", "True") is None
+    assert ops.replace_value(written, "t.py", "True").span == written.span
+    # set_keyword: refused when the keyword's value is unresolved (a **kwargs call leaves the
+    # parameters it may carry unknown, never defaulted) or written outside the call
+    assert ops.set_keyword(call, "t.py", "gc", "True", unknown) is None
+    assert ops.set_keyword(call, "t.py", "gc", "True", Setting()) is None
+    assert ops.set_keyword(call, "t.py", "gc", "True", elsewhere) is None
+    assert ops.set_keyword(call, "t.py", "gc", "True", default).kind == "set_keyword"
+    assert ops.set_keyword(call, "t.py", "gc", "True", written).kind == "set_keyword"
+    assert ops.remove_keyword(call, "t.py", "gc", default) is None  # nothing written to remove
+    assert ops.make_fix("t", FixSafety.SAFE, [ops.replace_value(written, "t.py", "True"), None]) is None
+    assert ops.make_fix("t", FixSafety.SAFE, []) is None
+
+
+def test_a_kwargs_call_gets_no_set_keyword(tmp_path):
+    """``TrainingArguments(**opts)``: its absent parameters are unknown, so no rule adds a
+    keyword to it (LL010's tf32 written there is still removed: it is written in the call)."""
+    p = tmp_path / "train.py"
+    p.write_text(
+        "import torch\n"
+        "from peft import LoraConfig, get_peft_model\n"
+        "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+        "opts = load_options()\n"
+        'model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype=torch.bfloat16)\n'
+        'model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))\n'
+        "model.print_trainable_parameters()\n"
+        'args = TrainingArguments(output_dir="out", gradient_checkpointing=True, **opts)\n'
+        "Trainer(model=model, args=args, train_dataset=ds).train()\n",
+        encoding="utf-8")
+    for f in lint(p, settings_from_args("--gpu a100-80gb")).findings:
+        if f.autofix is not None:
+            assert all(op.kind != "set_keyword" or op.span.line != 8 for op in f.autofix.ops), f
