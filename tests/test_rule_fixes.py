@@ -439,3 +439,26 @@ def test_a_kwargs_call_gets_no_set_keyword(tmp_path):
     for f in lint(p, settings_from_args("--gpu a100-80gb")).findings:
         if f.autofix is not None:
             assert all(op.kind != "set_keyword" or op.span.line != 8 for op in f.autofix.ops), f
+
+
+def test_a_fix_survives_the_results_cache():
+    """Cache format 5 carries each finding's ``autofix`` (title, safety, ops), so a cached
+    result offers the same fix; a malformed op is refused."""
+    from lintlora.cache import decode_result, encode_result
+    from lintlora.engine import FileResult
+    from lintlora.findings import Finding, Fix, Severity
+    from lintlora.training_setup import Span
+
+    fix = Fix("drop tf32=True", FixSafety.SAFE, (EditOp("remove_keyword", Span("/proj/train.py", 3, 8, 9, 2), "",
+                                                         "tf32"),))
+    r = FileResult("/proj/train.py", "python")
+    r.findings.append(Finding("LL010", "precision-unsupported-by-gpu", Severity.ERROR, Span("/proj/train.py", 5, 7),
+                              "message", fix="fix", autofix=fix))
+    r.findings.append(Finding("LL003", "broad-target-modules", Severity.WARNING, Span("/proj/train.py", 6, 7),
+                              "message", fix="fix"))
+    encoded = json.loads(json.dumps(encode_result(r)))
+    back = decode_result(encoded)
+    assert [f.autofix for f in back.findings] == [fix, None]
+    encoded["findings"][0]["autofix"]["ops"][0][0] = "rm -rf"
+    with pytest.raises(ValueError, match="not a lintlora cache entry"):
+        decode_result(encoded)
