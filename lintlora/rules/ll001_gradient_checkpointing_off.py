@@ -47,7 +47,7 @@ import re
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Fix, FixSafety, Severity
+from lintlora.findings import EditOp, Finding, Fix, FixSafety, Severity
 from lintlora.rules import _fixops as ops
 from lintlora.rules._text import HEADROOM, capacity as capacity_text, fits, gib
 from lintlora.rules.base import Rule
@@ -297,7 +297,9 @@ def _autofix(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> Fix | None
     if call is not None and call.kind == "prepare_model_for_kbit_training":
         op = ops.replace_value(call.args.get("use_gradient_checkpointing"), path, "True")
         return ops.make_fix(FIX_ON, FixSafety.SAFE, [op])
-    if call is not None or setup.training is None:
+    if call is None and setup.training is None:
+        return _enable_call(setup)
+    if call is not None:
         return None
     if trainer.source and ".set_training" in trainer.source:
         return None
@@ -320,6 +322,18 @@ def _autofix(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> Fix | None
         kwargs = setup.get("training.gradient_checkpointing_kwargs")
         edits.append(ops.set_keyword(setup.training.span, path, "gradient_checkpointing_kwargs", _KWARGS, kwargs))
     return ops.make_fix(title, safety, edits)
+
+
+def _enable_call(setup: TrainingSetup) -> Fix | None:
+    """A script with no trainer (a hand-written loop): ``<model>.gradient_checkpointing_enable(
+    gradient_checkpointing_kwargs={"use_reentrant": False})`` inserted after the statement that
+    loads the model, through the name the load binds (before any adapter wrap)."""
+    model = setup.model
+    if model is None or model.span is None or not model.variable or model.span.path != setup.path \
+            or not model.variable.isidentifier():
+        return None
+    text = f'{model.variable}.gradient_checkpointing_enable(gradient_checkpointing_kwargs={_KWARGS})'
+    return Fix(FIX_ON, FixSafety.SAFE, (EditOp("insert_after", model.span, text),))
 
 
 def _yaml_fix(setup: TrainingSetup, trainer: Setting, frozen: bool) -> Fix | None:
