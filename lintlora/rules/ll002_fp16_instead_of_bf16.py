@@ -129,8 +129,7 @@ def _python_ops(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | No
             call = setup.training.span if setup.training is not None else None
             if fp16 is None or fp16.origin is Origin.LAUNCH:
                 out.append(None)
-            elif bf16.origin is Origin.LIBRARY_DEFAULT or not bf16.known and bf16.span is None \
-                    and setup.framework != "trl":
+            elif bf16.origin is Origin.LIBRARY_DEFAULT:
                 out.append(ops.rename_keyword(call, path, "fp16", "bf16", fp16))
             else:
                 out.append(ops.remove_keyword(call, path, "fp16", fp16))
