@@ -59,7 +59,12 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _RESULT_FIELDS = frozenset({"path", "kind", "linted", "findings", "errors", "notices",
                             "cell_lines"})
 _FINDING_FIELDS = frozenset({"code", "name", "severity", "span", "message", "fix", "estimate",
-                             "rests_on", "related"})
+                             "rests_on", "related", "autofix"})
+_AUTOFIX_FIELDS = frozenset({"title", "safety", "ops"})
+_OP_KINDS = frozenset({"replace", "set_keyword", "remove_keyword", "rename_keyword", "insert_after",
+                       "delete_statement", "yaml_set", "launch_set"})
+_MAX_OPS = 64
+"""Edit ops kept per fix in an entry (more is not a fix lintlora writes)."""
 _MAX_RELATED = 64
 """Related locations kept per finding in an entry (more is not a finding lintlora writes)."""
 _ESTIMATE_FIELDS = frozenset({"peak_bytes", "peak_after_fix_bytes", "gpu", "gpu_memory_bytes",
@@ -87,6 +92,10 @@ def _finding_json(finding: Any) -> dict:
         },
         "rests_on": list(finding.rests_on),
         "related": [[_span_json(r.span), r.message] for r in finding.related],
+        "autofix": None if finding.autofix is None else {
+            "title": finding.autofix.title, "safety": finding.autofix.safety.value,
+            "ops": [[op.kind, _span_json(op.span), op.text, op.keyword] for op in finding.autofix.ops],
+        },
     }
 
 
@@ -251,6 +260,32 @@ class _Reader:
                                             self.opt_position(cell)), self.text(message)))
         return tuple(out)
 
+    def autofix(self, data: Any) -> Any:
+        """A finding's fix: its title, safety and ops; an op's span is in the file or in one of
+        the run's other files (the launch script)."""
+        from lintlora.findings import EditOp, Fix, FixSafety
+        from lintlora.training_setup import Span
+
+        if data is None:
+            return None
+        self.fields(data, _AUTOFIX_FIELDS)
+        if data["safety"] not in ("safe", "unsafe"):
+            raise _Invalid("a safety")
+        entries = self.items(data["ops"])
+        if not entries or len(entries) > _MAX_OPS:
+            raise _Invalid("a number of ops")
+        ops = []
+        for entry in entries:
+            kind, span, text, keyword = self.items(entry, 4)
+            if kind not in _OP_KINDS:
+                raise _Invalid("an op kind")
+            path, line, column, end_line, end_column, cell = self.items(span, 6)
+            ops.append(EditOp(kind, Span(self.run_path(path), self.position(line), self.position(column),
+                                         self.opt_position(end_line), self.opt_position(end_column),
+                                         self.opt_position(cell)),
+                              self.text(text), self.opt_text(keyword)))
+        return Fix(self.text(data["title"]), FixSafety(data["safety"]), tuple(ops))
+
     def finding(self, data: Any) -> Any:
         from lintlora.findings import Finding, Severity
 
@@ -264,7 +299,7 @@ class _Reader:
             message=self.text(data["message"]), fix=self.opt_text(data["fix"]),
             estimate=self.estimate(data["estimate"]),
             rests_on=tuple(self.text(x) for x in self.items(data["rests_on"])),
-            related=self.related(data["related"]))
+            related=self.related(data["related"]), autofix=self.autofix(data["autofix"]))
 
     def error(self, data: Any, codes: frozenset) -> Any:
         from lintlora.findings import FileError

@@ -306,10 +306,12 @@ class CallSite:
             ``sum(p.numel() for p in model.parameters() if p.requires_grad)``, or a call of the
             project's own helper whose name says it prints or counts them),
             ``"trainer_peft_config"`` (a TRL trainer given ``peft_config=``: it wraps the model with
-            ``get_peft_model`` itself; ``qualified_name`` is the trainer class),
+            ``get_peft_model`` itself; ``qualified_name`` is the trainer class; ``assigned_to`` in ``args``: the name
+            the trainer is bound to),
             ``"peft_from_pretrained"`` (``PeftModel``/``AutoPeftModel*.from_pretrained``, with
             ``is_trainable`` and ``autocast_adapter_dtype`` in ``args``; ``get_peft_model``
-            carries ``autocast_adapter_dtype`` when written), ``"add_adapter"``
+            carries ``autocast_adapter_dtype`` when written, and ``assigned_to``, the name a plain
+            ``name = get_peft_model(...)`` binds, for LL004's fix), ``"add_adapter"``
             (transformers' ``model.add_adapter(config)``), ``"grad_scaler"``
             (``torch.amp``/``torch.cuda.amp.GradScaler``, ``enabled`` in ``args``),
             ``"model_cast"`` (``.half()``/``.float()``/``.bfloat16()``/``.to(dtype)`` on a

@@ -32,7 +32,7 @@ def test_related_locations_round_trip():
 
 def test_no_related_locations_round_trip_empty():
     encoded = encode_result(_result())
-    assert encoded["findings"][0]["related"] == []  # cache FORMAT 4: the key is always written
+    assert encoded["findings"][0]["related"] == []  # cache FORMAT 4 on: the key is always written
     assert decode_result(json.loads(json.dumps(encoded))).findings[0].related == ()
 
 

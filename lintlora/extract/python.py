@@ -713,6 +713,9 @@ class _Extractor(SectionBuilders):
                 if "autocast_adapter_dtype" in raw:
                     a = raw["autocast_adapter_dtype"]
                     args["autocast_adapter_dtype"] = self.setting(a[0], a[1], a[2])
+                bound = self.index.assigned_name(rec.node)
+                if bound is not None:  # `model = get_peft_model(...)`: LL004's fix prints through it
+                    args["assigned_to"] = Setting.literal(bound)
             elif kind == "peft_from_pretrained":
                 positional = (_AUTO_PEFT_POSITIONAL if qual.startswith("peft.AutoPeftModel")
                               else _PEFT_FROM_PRETRAINED_POSITIONAL)
@@ -751,6 +754,10 @@ class _Extractor(SectionBuilders):
                                               self.span(rec.node), rec.loop is not None,
                                               False, {"use_gradient_checkpointing": s},
                                               receiver, 0)))
+            if kind == "trainer_peft_config":
+                bound = self.index.assigned_name(rec.node)
+                if bound is not None:  # `trainer = SFTTrainer(..., peft_config=...)`: LL004's fix
+                    args = {**args, "assigned_to": Setting.literal(bound)}
             in_loop, per_step = self.loop_context(rec)
             out.append((rec, CallSite(kind, qual or "", self.span(rec.node), in_loop, per_step,
                                       args, receiver, 0, periodic=self.periodic(rec), guard=guard)))

@@ -47,7 +47,8 @@ import re
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Severity
+from lintlora.findings import EditOp, Finding, Fix, FixSafety, Severity
+from lintlora.rules import _fixops as ops
 from lintlora.rules._text import HEADROOM, capacity as capacity_text, fits, gib
 from lintlora.rules.base import Rule
 from lintlora.training_setup import CallSite, Origin, Setting, TrainingSetup
@@ -269,6 +270,97 @@ def _fix_text(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> str:
     return text
 
 
+FIX_ON = "turn gradient checkpointing on"
+"""The fix's title: the value that turns it off set to on where it is written (the training
+arguments' keyword, the assignment, the option's default, the config key, the helper's
+``use_gradient_checkpointing``), with non-reentrant checkpointing on a frozen base."""
+FIX_LAUNCH = "turn gradient checkpointing on in the launch command"
+"""The title when the value is one the launch passes (unsafe: it edits the launch script)."""
+
+_KWARGS = '{"use_reentrant": False}'
+
+
+def _autofix(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> Fix | None:
+    """The fix as source changes (issue 17), or ``None`` where no edit is right: a reset under
+    a condition, a ``gradient_checkpointing_disable()`` call, ``set_training(...)``, unsloth,
+    litgpt, a store-true option (no default to replace), or a value lintlora could not
+    resolve."""
+    path = setup.path
+    if fact.condition:
+        return None
+    trainer = setup.get("training.gradient_checkpointing")
+    if setup.kind in ("yaml", "json"):
+        return _yaml_fix(setup, trainer, frozen)
+    if setup.kind not in ("python", "notebook") or setup.framework == "unsloth":
+        return None
+    call = facts.deciding_call(setup, fact)
+    if call is not None and call.kind == "prepare_model_for_kbit_training":
+        op = ops.replace_value(call.args.get("use_gradient_checkpointing"), path, "True")
+        return ops.make_fix(FIX_ON, FixSafety.SAFE, [op])
+    if call is None and setup.training is None:
+        return _enable_call(setup)
+    if call is not None:
+        return None
+    if trainer.source and ".set_training" in trainer.source:
+        return None
+    if fact.span != (trainer.span or trainer.key_span) and trainer.origin is not Origin.LIBRARY_DEFAULT \
+            and fact.span != setup.training.span:
+        return None
+    safety, title = FixSafety.SAFE, FIX_ON
+    if trainer.origin is Origin.LAUNCH:
+        first = ops.launch_set(trainer, "--gradient_checkpointing", "True", setup)
+        safety, title = FixSafety.UNSAFE, FIX_LAUNCH
+    elif trainer.origin is Origin.LIBRARY_DEFAULT:
+        first = ops.set_keyword(setup.training.span, path, "gradient_checkpointing", "True", trainer)
+    else:
+        first = ops.replace_value(trainer, path, "True")
+    edits = [first]
+    if frozen and trainer.origin is Origin.LAUNCH:
+        # HfArgumentParser reads a dict field from a JSON word
+        edits.append(ops.launch_set(trainer, "--gradient_checkpointing_kwargs", """'{"use_reentrant": false}'""", setup))
+    elif frozen:
+        kwargs = setup.get("training.gradient_checkpointing_kwargs")
+        edits.append(ops.set_keyword(setup.training.span, path, "gradient_checkpointing_kwargs", _KWARGS, kwargs))
+    return ops.make_fix(title, safety, edits)
+
+
+def _enable_call(setup: TrainingSetup) -> Fix | None:
+    """A script with no trainer (a hand-written loop): ``<model>.gradient_checkpointing_enable(
+    gradient_checkpointing_kwargs={"use_reentrant": False})`` inserted after the statement that
+    loads the model, through the name the load binds (before any adapter wrap)."""
+    model = setup.model
+    if model is None or model.span is None or not model.variable or model.span.path != setup.path \
+            or not model.variable.isidentifier():
+        return None
+    text = f'{model.variable}.gradient_checkpointing_enable(gradient_checkpointing_kwargs={_KWARGS})'
+    return Fix(FIX_ON, FixSafety.SAFE, (EditOp("insert_after", model.span, text),))
+
+
+def _yaml_fix(setup: TrainingSetup, trainer: Setting, frozen: bool) -> Fix | None:
+    """``yaml_set`` of the dialect's checkpointing key (LLaMA-Factory's
+    ``disable_gradient_checkpointing`` to false), with non-reentrant checkpointing on a frozen
+    base where the dialect passes ``gradient_checkpointing_kwargs`` through."""
+    if setup.framework == "litgpt":
+        return None
+    prefix = "training_args." if setup.dialect == "chatglm-finetune" else ""
+    if trainer.known and trainer.origin is not Origin.LIBRARY_DEFAULT:
+        key = trainer.expr
+        if not key:
+            return None
+        edits = [ops.yaml_set(setup, key, "false" if key.endswith("disable_gradient_checkpointing") else "true",
+                              trainer)]
+    elif trainer.origin is Origin.LIBRARY_DEFAULT:
+        key = prefix + _YAML_GC_KEY.get(setup.framework, "gradient_checkpointing")
+        edits = [ops.yaml_set(setup, key, "true", trainer)]
+    else:
+        return None
+    if frozen and setup.framework not in ("llama-factory", "torchtune"):
+        kwargs = setup.get("training.gradient_checkpointing_kwargs")
+        edits.append(ops.yaml_set(setup, prefix + "gradient_checkpointing_kwargs.use_reentrant", "false",
+                                  kwargs if kwargs.span is not None else None))
+    return ops.make_fix(FIX_ON, FixSafety.SAFE, edits)
+
+
 class GradientCheckpointingOff(Rule):
     """Training with activation checkpointing off (see the module docstring)."""
 
@@ -276,6 +368,7 @@ class GradientCheckpointingOff(Rule):
     name = "gradient-checkpointing-off"
     severity = Severity.WARNING
     summary = "Training with gradient checkpointing off keeps every layer's activations in GPU memory"
+    fixes = {FIX_ON: FixSafety.SAFE, FIX_LAUNCH: FixSafety.UNSAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:
@@ -374,7 +467,7 @@ class GradientCheckpointingOff(Rule):
         yield self.finding(
             context, setup, span, " ".join(parts),
             fix=_fix_text(setup, fact, frozen), fixed_setup=fixed, severity=severity, rests_on=rests_on,
-            related=_related(setup, fact),
+            related=_related(setup, fact), autofix=_autofix(setup, fact, frozen),
         )
 
 

@@ -29,7 +29,8 @@ import dataclasses
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Severity
+from lintlora.findings import EditOp, Finding, Fix, FixSafety, Severity
+from lintlora.rules import _fixops as ops
 from lintlora.rules._text import join_words
 from lintlora.rules.base import Rule
 from lintlora.training_setup import Origin, Setting, TrainingSetup
@@ -98,6 +99,76 @@ def _fix_text(setup: TrainingSetup, uses: list[facts.Use]) -> str:
             "not need loss scaling.")
 
 
+FIX_BF16 = "train in bfloat16"
+"""The fix's title: every float16 use of the finding switched to bfloat16 where it is written
+(``fp16=True`` renamed ``bf16=True``, ``torch.float16`` dtypes ``torch.bfloat16``, accelerate's
+``mixed_precision="fp16"`` ``"bf16"``; a config's ``fp16: true`` false with ``bf16: true``,
+torchtune's ``dtype: bf16``). Offered only on a named GPU that supports bfloat16, and only when
+every use can be edited (a value set at launch or in the run's configuration cannot)."""
+
+
+def _dtype_op(setting: Setting | None, path: str, strings: bool = True) -> EditOp | None:
+    """``torch.float16``/``torch.half`` -> ``torch.bfloat16``; any other 9-character spelling
+    (``"float16"``, an aliased ``T.float16``) -> ``"bfloat16"``, which transformers' dtype
+    arguments accept (``strings``; ``torch.autocast`` does not: refused there)."""
+    span = ops.literal_span(setting, path)
+    if span is None or span.end_column is None:
+        return None
+    width = span.end_column - span.column
+    if width in (10, 13):
+        return EditOp("replace", span, "torch.bfloat16")
+    return EditOp("replace", span, '"bfloat16"') if strings else None
+
+
+def _python_ops(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | None]:
+    out: list[EditOp | None] = []
+    path = setup.path
+    for use in uses:
+        if use.path == "training.fp16":
+            fp16, bf16 = use.setting, setup.get("training.bf16")
+            call = setup.training.span if setup.training is not None else None
+            if fp16 is None or fp16.origin is Origin.LAUNCH:
+                out.append(None)
+            elif bf16.origin is Origin.LIBRARY_DEFAULT:
+                out.append(ops.rename_keyword(call, path, "fp16", "bf16", fp16))
+            else:
+                out.append(ops.remove_keyword(call, path, "fp16", fp16))
+                out.append(ops.set_keyword(call, path, "bf16", "True", bf16))
+        elif use.path in ("model.torch_dtype", "quantization.bnb_4bit_compute_dtype"):
+            out.append(_dtype_op(use.setting, path))
+        elif use.path is None and use.call is not None:
+            mp = use.call.args.get("mixed_precision")
+            out.append(ops.replace_value(mp, path, '"bf16"') if mp is not None
+                       else _dtype_op(use.call.args.get("dtype"), path, strings=False))
+        else:
+            out.append(None)
+    return out
+
+
+def _yaml_ops(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | None]:
+    out: list[EditOp | None] = []
+    for use in uses:
+        s = use.setting
+        if s is None or not s.expr or s.origin is not Origin.LITERAL or use.path in ("run.mixed_precision",
+                                                                                    "distributed.mixed_precision"):
+            out.append(None)
+        elif setup.framework in ("axolotl", "llama-factory") and s.expr == "fp16":
+            out.append(ops.yaml_set(setup, "fp16", "false", s))
+            bf16 = setup.get("training.bf16")
+            out.append(ops.yaml_set(setup, "bf16", "true", bf16 if bf16.span is not None else None))
+        elif setup.framework == "torchtune" and s.expr == "dtype":
+            out.append(ops.yaml_set(setup, "dtype", "bf16", s))
+        else:
+            out.append(None)
+    return out
+
+
+def _autofix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
+    edits = _yaml_ops(setup, uses) if setup.kind in ("yaml", "json") else \
+        _python_ops(setup, uses) if setup.kind in ("python", "notebook") else [None]
+    return ops.make_fix(FIX_BF16, FixSafety.SAFE, edits)
+
+
 class Fp16InsteadOfBf16(Rule):
     """float16 training on a GPU that supports bfloat16 (see the module docstring)."""
 
@@ -105,6 +176,7 @@ class Fp16InsteadOfBf16(Rule):
     name = "fp16-instead-of-bf16"
     severity = Severity.WARNING
     summary = "Training in float16 on a GPU that supports bfloat16 risks overflow for no gain"
+    fixes = {FIX_BF16: FixSafety.SAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:
@@ -150,4 +222,5 @@ class Fp16InsteadOfBf16(Rule):
             context, setup, first.span, message,
             fix=_fix_text(setup, uses), fixed_setup=_fixed_setup(setup, uses), severity=severity,
             rests_on=rests_on, related=related,
+            autofix=_autofix(setup, uses) if gpu is not None and supported else None,
         )

@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Severity
+from lintlora.findings import Finding, Fix, FixSafety, Severity
+from lintlora.rules import _fixops as ops
 from lintlora.rules._text import count, gib, join_words
 from lintlora.rules.base import Rule
 from lintlora.target_regex import compile_target_pattern
@@ -225,10 +226,28 @@ def _layers(b: Broad) -> str:
     return "the embedding layer" if b.embedding else "the output layer"
 
 
+FIX_TARGETS = "narrow target_modules"
+"""The target-list fix's title: the list written in the LoraConfig call replaced by the list
+without the embedding/output layers (a pattern by the layers it means, or ``"all-linear"``).
+Unsafe: it changes what trains."""
+FIX_SAVES = "drop the layers from modules_to_save"
+"""The modules_to_save fix's title: the list written in the call without the embedding/output
+layers (``None`` when nothing is left). Unsafe: it changes what trains."""
+
+
+def _list_fix(setup: TrainingSetup, setting: Setting, value: Any, title: str) -> Fix | None:
+    """The list written in the LoraConfig call replaced by ``value`` (Python only)."""
+    if setup.kind not in ("python", "notebook") or setup.lora is None:
+        return None
+    op = ops.replace_module_list(setting, setup.lora.span, setup.path, value)
+    return ops.make_fix(title, FixSafety.UNSAFE, [op])
+
+
 class BroadTargetModules(Rule):
     """Adapters (or full copies) on the embedding/output layers (see the module docstring)."""
 
     code = "LL003"
+    fixes = {FIX_TARGETS: FixSafety.UNSAFE, FIX_SAVES: FixSafety.UNSAFE}
     name = "broad-target-modules"
     severity = Severity.WARNING
     summary = "target_modules or modules_to_save that train the embedding or output layer"
@@ -288,6 +307,7 @@ class BroadTargetModules(Rule):
                  "or a new chat format; then keep them and suppress this finding, or train just the new rows "
                  "with peft's trainable_token_indices."),
             fixed_setup=fixed,
+            autofix=_list_fix(setup, saves, kept or None, FIX_SAVES),
         )
 
     # ---- target_modules --------------------------------------------------------------------------
@@ -369,6 +389,7 @@ class BroadTargetModules(Rule):
                 span = switch.span
         return self.finding(
             context, setup, span, " ".join(parts), fix=fix, fixed_setup=fixed, severity=severity,
+            autofix=None if own_switch is not None else _list_fix(setup, targets, fixed_targets, FIX_TARGETS),
         )
 
     # ---- shared wording ----------------------------------------------------------------------------

@@ -34,9 +34,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Iterable
 
-from lintlora.findings import Finding, Severity
+from lintlora.findings import EditOp, Finding, Fix, FixSafety, Severity
 from lintlora.rules.base import Rule
-from lintlora.training_setup import TrainingSetup
+from lintlora.training_setup import CallSite, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -76,6 +76,30 @@ def expected_count(setup: TrainingSetup, arch: Any) -> tuple[Any, str | None]:
     return c, None
 
 
+FIX_PRINT = "print the trainable parameters"
+"""The fix's title: ``<wrapped>.print_trainable_parameters()`` inserted after the statement
+that wraps the model (``get_peft_model``), or ``<trainer>.model.print_trainable_parameters()``
+after the statement that builds a trainer given ``peft_config=`` (before its ``train()``)."""
+
+
+def _autofix(setup: TrainingSetup, wrap: CallSite) -> Fix | None:
+    """``insert_after`` the wrapping statement, through the name it binds; ``None`` when the
+    wrap is not bound to a plain name (nested in another call, a tuple target), or for
+    ``prepare_model_for_kbit_training`` (it does not wrap in an adapter)."""
+    bound = wrap.args.get("assigned_to")
+    if bound is None or not bound.known or not isinstance(bound.value, str) or wrap.span is None:
+        return None
+    if wrap.span.path != setup.path:
+        return None
+    if wrap.kind == "get_peft_model":
+        text = f"{bound.value}.print_trainable_parameters()"
+    elif wrap.kind == "trainer_peft_config":
+        text = f"{bound.value}.model.print_trainable_parameters()"
+    else:
+        return None
+    return Fix(FIX_PRINT, FixSafety.SAFE, (EditOp("insert_after", wrap.span, text),))
+
+
 class NoTrainableParameterReport(Rule):
     """A peft-wrapped model whose trainable parameters are never printed."""
 
@@ -85,6 +109,7 @@ class NoTrainableParameterReport(Rule):
     summary = "A peft-wrapped model whose trainable-parameter count is never printed"
     fix_changes_memory = False
     depends_on_settings = False  # fires on the file alone (LL900 may report its suppressions)
+    fixes = {FIX_PRINT: FixSafety.SAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if setup.kind not in ("python", "notebook") or setup.framework == "unsloth":
@@ -126,4 +151,4 @@ class NoTrainableParameterReport(Rule):
             fix = ("Call model.print_trainable_parameters() after get_peft_model(...) and compare it with the "
                    "expected line; a count far from it means target_modules or modules_to_save are not what "
                    "you meant.")
-        yield self.finding(context, setup, wrap.span, " ".join(parts), fix=fix)
+        yield self.finding(context, setup, wrap.span, " ".join(parts), fix=fix, autofix=_autofix(setup, wrap))

@@ -23,14 +23,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from lintlora.findings import Finding, Severity
+from lintlora.findings import EditOp, Finding, Fix, FixSafety, Severity
 from lintlora.rules.base import Rule
-from lintlora.training_setup import TrainingSetup
+from lintlora.training_setup import CallSite, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
 
 __all__ = ["EmptyCacheMisuse"]
+
+
+FIX_REMOVE = "remove the per-step empty_cache() call"
+"""The fix's title: the statement that calls it every step is deleted (``pass`` where the block
+would be left empty)."""
+
+
+def _autofix(setup: TrainingSetup, call: CallSite) -> Fix | None:
+    """``delete_statement`` of the call, in the setup's own file."""
+    if call.span is None or call.span.path != setup.path or setup.kind not in ("python", "notebook"):
+        return None
+    return Fix(FIX_REMOVE, FixSafety.SAFE, (EditOp("delete_statement", call.span),))
 
 
 class EmptyCacheMisuse(Rule):
@@ -42,6 +54,7 @@ class EmptyCacheMisuse(Rule):
     summary = "torch.cuda.empty_cache() on every step slows training and does not lower the peak"
     fix_changes_memory = False
     depends_on_settings = False  # fires on the file alone (LL900 may report its suppressions)
+    fixes = {FIX_REMOVE: FixSafety.SAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:
@@ -72,4 +85,5 @@ class EmptyCacheMisuse(Rule):
                 fix=("Remove the call from the loop; call it once after training or between phases. If "
                      "fragmentation makes reserved memory grow, flush every N steps (e.g. `if step % 50 == 0:`) "
                      "or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."),
+                autofix=_autofix(setup, call),
             )

@@ -22,9 +22,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Severity
+from lintlora.findings import Finding, Fix, FixSafety, Severity
+from lintlora.rules import _fixops as ops
 from lintlora.rules.base import Rule
-from lintlora.training_setup import TrainingSetup
+from lintlora.training_setup import Origin, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -36,6 +37,25 @@ DEFAULT_MAX_WORKERS = 8
 per-GPU core budget on cloud GPU hosts; BR26 in the project's failure reports)."""
 
 
+FIX_LOWER = "lower the worker count to the limit"
+"""The fix's title: the count is replaced, where it is written (the keyword's value, the
+assignment, the option default, the config key), by the limit the rule applies (``--cpus``,
+else :data:`DEFAULT_MAX_WORKERS`)."""
+
+
+def _autofix(setup: TrainingSetup, use: facts.Use, limit: int) -> Fix | None:
+    """The count replaced by ``limit`` where it is written; ``None`` for a value set at launch
+    or computed by an expression."""
+    setting = use.setting
+    if setting is None:
+        return None
+    if setup.kind in ("yaml", "json"):
+        if not setting.expr or setting.origin is not Origin.LITERAL:
+            return None
+        return ops.make_fix(FIX_LOWER, FixSafety.SAFE, [ops.yaml_set(setup, setting.expr, str(limit), setting)])
+    return ops.make_fix(FIX_LOWER, FixSafety.SAFE, [ops.replace_value(setting, setup.path, str(limit))])
+
+
 class DataloaderWorkers(Rule):
     """Too many DataLoader workers for the host's RAM and CPUs (see the module docstring)."""
 
@@ -44,6 +64,7 @@ class DataloaderWorkers(Rule):
     severity = Severity.INFO
     summary = "Many DataLoader workers each hold a copy of the dataset in host RAM"
     fix_changes_memory = False
+    fixes = {FIX_LOWER: FixSafety.SAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:
@@ -78,4 +99,5 @@ class DataloaderWorkers(Rule):
                 severity=severity,
                 rests_on=((f"{use.what} ({use.setting.origin.value})",)
                           if use.setting is not None and use.setting.origin.is_default else ()),
+                autofix=_autofix(setup, use, limit),
             )

@@ -56,7 +56,8 @@ import dataclasses
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Severity
+from lintlora.findings import EditOp, Finding, Fix, FixSafety, Severity
+from lintlora.rules import _fixops as ops
 from lintlora.rules._text import capacity as capacity_text, gib
 from lintlora.rules._fit import _not_modelled, _per_rank, _sharded
 from lintlora.rules.base import Rule
@@ -304,6 +305,60 @@ def _anchor(setup: TrainingSetup, estimate, arch, target: int, options: list) ->
     return training or setup.anchor or model_span, None
 
 
+FIX_SEQUENCE = "shorten the sequence length to fit"
+"""The sequence fix's title: the length written replaced by the longest that fits (searched).
+Unsafe: samples are truncated shorter."""
+FIX_BATCH = "lower the batch size to fit"
+"""The batch fix's title: the batch written replaced by the largest that fits, the gradient
+accumulation raised to keep the effective batch. Unsafe: it changes the optimisation."""
+
+
+def _value_op(setup: TrainingSetup, setting: Setting | None, value: int, call: Span | None,
+              keyword: str) -> EditOp | None:
+    """``value`` where ``setting`` is written (a config key, a literal), or set on the training
+    arguments' call when the setting is the library's default there."""
+    if setting is None:
+        return None
+    if setup.kind in ("yaml", "json"):
+        if setting.origin is not Origin.LITERAL or not setting.expr:
+            return None
+        return ops.yaml_set(setup, setting.expr, str(value), setting)
+    if setting.origin is Origin.LIBRARY_DEFAULT:
+        return ops.set_keyword(call, setup.path, keyword, str(value), setting)
+    return ops.replace_value(setting, setup.path, str(value))
+
+
+def _autofix(setup: TrainingSetup, estimate, best) -> Fix | None:
+    """The first change of the fit list as source edits, when it is the searched sequence
+    length or batch size (one value, the batch with its accumulation); others (a 4-bit load,
+    another optimizer) are not one edit that is right in general."""
+    if best is None or best.estimate is None or ";" in best.change:
+        return None
+    call = setup.training.span if setup.training is not None else None
+    new = best.estimate.inputs
+    if best.key == "fit_sequence":
+        seq = setup.get("training.max_seq_length")
+        if seq.origin is Origin.LIBRARY_DEFAULT:
+            return None  # the keyword's name depends on the trainer's version: LL020's to say
+        return ops.make_fix(FIX_SEQUENCE, FixSafety.UNSAFE, [_value_op(setup, seq, new.seq_len, call, "")])
+    if best.key == "fit_batch":
+        old = estimate.inputs.batch_size
+        batch = _batch_setting(setup, old)
+        edits = [_value_op(setup, batch, new.batch_size, call, "per_device_train_batch_size")]
+        ga = setup.get("training.gradient_accumulation_steps")
+        if ga.known and isinstance(ga.value, int) and not isinstance(ga.value, bool) and ga.value > 0:
+            effective = old * ga.value
+            if effective % new.batch_size:
+                return None
+            if effective // new.batch_size != ga.value:
+                edits.append(_value_op(setup, ga, effective // new.batch_size, call,
+                                       "gradient_accumulation_steps"))
+        elif ga.known or ga.span is not None:
+            return None
+        return ops.make_fix(FIX_BATCH, FixSafety.UNSAFE, edits)
+    return None
+
+
 class DoesNotFit(Rule):
     """The estimated peak exceeds (or nearly fills) the named GPU (see the module docstring)."""
 
@@ -311,6 +366,7 @@ class DoesNotFit(Rule):
     name = "does-not-fit"
     severity = Severity.ERROR
     summary = "The estimated peak GPU memory of the setup as written exceeds the named GPU's memory"
+    fixes = {FIX_SEQUENCE: FixSafety.UNSAFE, FIX_BATCH: FixSafety.UNSAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         capacity = context.gpu_memory_bytes
@@ -450,4 +506,5 @@ class DoesNotFit(Rule):
         return Finding(code=self.code, name=self.name, severity=severity,
                        span=span or setup.anchor or Span(setup.path, 1, 1),
                        message=" ".join(parts), fix=fix, estimate=figures, rests_on=tuple(rests_on),
-                       related=facts.launch_related(setup) if per_gpu or setup.run is not None else ())
+                       related=facts.launch_related(setup) if per_gpu or setup.run is not None else (),
+                       autofix=_autofix(setup, estimate, best) if fitting else None)

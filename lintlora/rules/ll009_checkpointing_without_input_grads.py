@@ -86,7 +86,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Severity
+from lintlora.findings import Finding, Fix, FixSafety, Severity
+from lintlora.rules import _fixops as ops
 from lintlora.rules.base import Rule
 from lintlora.training_setup import CallSite, Setting, Span, TrainingSetup
 
@@ -314,6 +315,26 @@ def _ddp(setup: TrainingSetup, wraps: tuple[CallSite, ...], variant: str) -> tup
     return None
 
 
+FIX_NON_REENTRANT = "use non-reentrant checkpointing"
+"""The fix's title: ``gradient_checkpointing_kwargs={"use_reentrant": False}`` set on what turns
+checkpointing on (the training arguments' call, or the ``gradient_checkpointing_enable`` /
+``prepare_model_for_kbit_training`` call)."""
+
+
+def _autofix(setup: TrainingSetup, on: Enabler) -> Fix | None:
+    """``set_keyword`` of the kwargs on the enabling call; ``None`` when the kwargs are an
+    expression lintlora could not read, a dict with other keys, or set elsewhere."""
+    kwargs = on.kwargs
+    if kwargs is not None and kwargs.known and isinstance(kwargs.value, dict) \
+            and set(kwargs.value) - {"use_reentrant"}:
+        return None
+    call = setup.training.span if on.order is None and setup.training is not None else on.span
+    if on.order is None and kwargs is None:
+        return None
+    op = ops.set_keyword(call, setup.path, "gradient_checkpointing_kwargs", '{"use_reentrant": False}', kwargs)
+    return ops.make_fix(FIX_NON_REENTRANT, FixSafety.SAFE, [op])
+
+
 class CheckpointingWithoutInputGrads(Rule):
     """Adapters under reentrant checkpointing with no input-grad hook (see the module docstring)."""
 
@@ -323,6 +344,7 @@ class CheckpointingWithoutInputGrads(Rule):
     summary = "Adapters under reentrant checkpointing get no gradient unless the embedding output requires grad"
     fix_changes_memory = False
     depends_on_settings = False  # fires on the file alone
+    fixes = {FIX_NON_REENTRANT: FixSafety.SAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training or setup.kind in ("yaml", "json") or setup.framework == "unsloth":
@@ -406,7 +428,7 @@ class CheckpointingWithoutInputGrads(Rule):
             ("torch's reentrant default",) if on.what.startswith("prepare_model_for_kbit_training")
             else (f"transformers 4.x's reentrant default ({used.where})",))
         yield self.finding(context, setup, span, " ".join(parts), fix=fix, severity=severity,
-                           rests_on=rests_on)
+                           rests_on=rests_on, autofix=_autofix(setup, on))
 
     @staticmethod
     def _fix(setup: TrainingSetup, on: Enabler, inputs: bool, ddp: bool,

@@ -52,10 +52,11 @@ import dataclasses
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Severity
+from lintlora.findings import Finding, Fix, FixSafety, Severity
+from lintlora.rules import _fixops as ops
 from lintlora.rules._text import join_words
 from lintlora.rules.base import Rule
-from lintlora.training_setup import Setting, TrainingSetup
+from lintlora.training_setup import Origin, Setting, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -152,10 +153,39 @@ _BF16_FIX = {
 }
 
 
+FIX_TF32 = "drop tf32=True"
+"""The TF32 fix's title: the keyword removed from the training arguments' call (a config's
+``tf32:`` set to false)."""
+FIX_SDPA = "use sdpa attention"
+"""The FlashAttention fix's title: ``attn_implementation="sdpa"`` where it is written
+(LLaMA-Factory ``flash_attn: sdpa``; axolotl ``flash_attention: false`` with
+``sdp_attention: true``)."""
+
+
+def _tf32_fix(setup: TrainingSetup, tf32: Setting) -> Fix | None:
+    if setup.kind in ("yaml", "json"):
+        key = tf32.expr or "tf32"
+        return ops.make_fix(FIX_TF32, FixSafety.SAFE, [ops.yaml_set(setup, key, "false", tf32)])
+    call = setup.training.span if setup.training is not None else None
+    return ops.make_fix(FIX_TF32, FixSafety.SAFE, [ops.remove_keyword(call, setup.path, "tf32", tf32)])
+
+
+def _sdpa_fix(setup: TrainingSetup, attn: Setting) -> Fix | None:
+    if setup.kind in ("yaml", "json"):
+        if attn.origin is not Origin.LITERAL or not attn.expr:
+            return None
+        if setup.framework == "axolotl":
+            return ops.make_fix(FIX_SDPA, FixSafety.SAFE, [ops.yaml_set(setup, attn.expr, "false", attn),
+                                                           ops.yaml_set(setup, "sdp_attention", "true")])
+        return ops.make_fix(FIX_SDPA, FixSafety.SAFE, [ops.yaml_set(setup, attn.expr, "sdpa", attn)])
+    return ops.make_fix(FIX_SDPA, FixSafety.SAFE, [ops.replace_value(attn, setup.path, '"sdpa"')])
+
+
 class PrecisionUnsupportedByGpu(Rule):
     """bfloat16, TF32 or FlashAttention on a GPU older than Ampere (see the module docstring)."""
 
     code = "LL010"
+    fixes = {FIX_TF32: FixSafety.SAFE, FIX_SDPA: FixSafety.SAFE}
     name = "precision-unsupported-by-gpu"
     severity = Severity.WARNING
     summary = "bfloat16, TF32 or FlashAttention on a GPU below compute capability 8.0 (T4, V100, P100, RTX 20xx)"
@@ -266,7 +296,8 @@ class PrecisionUnsupportedByGpu(Rule):
             fix = "Remove `tf32: true` (or set `tf32: false`)."
         else:
             fix = "Remove tf32=True (or set it from torch.cuda.get_device_capability()[0] >= 8)."
-        yield self.finding(context, setup, tf32.span or tf32.key_span, message, fix=fix, severity=severity)
+        yield self.finding(context, setup, tf32.span or tf32.key_span, message, fix=fix, severity=severity,
+                           autofix=_tf32_fix(setup, tf32))
 
     # ---- FlashAttention -----------------------------------------------------------------------
     def _attention(self, setup: TrainingSetup, context: "Context", gpu: "Gpu") -> Iterable[Finding]:
@@ -306,4 +337,5 @@ class PrecisionUnsupportedByGpu(Rule):
             fix = ('Use attn_implementation="sdpa" (PyTorch\'s scaled-dot-product attention, whose '
                    'memory-efficient kernel runs on this card).') if not config else \
                 "Use `attn_implementation: sdpa`."
-        yield self.finding(context, setup, attn.span or attn.key_span, message, fix=fix, severity=severity)
+        yield self.finding(context, setup, attn.span or attn.key_span, message, fix=fix, severity=severity,
+                           autofix=_sdpa_fix(setup, attn))

@@ -45,7 +45,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Severity
+from lintlora.findings import Finding, Fix, FixSafety, Severity
+from lintlora.rules import _fixops as ops
 from lintlora.rules._text import count, join_words
 from lintlora.rules.base import Rule
 from lintlora.training_setup import Setting, TrainingSetup
@@ -213,10 +214,17 @@ def _words(names: Iterable[str]) -> str:
     return join_words([f"`{_shown(n)}`" for n in names])
 
 
+FIX_NAMES = "use the architecture's module names"
+"""The fix's title: the list written in the LoraConfig call replaced by the names the model has
+that the list evidently means (``qkv_proj`` for Phi-3's ``q_proj``/``k_proj``/``v_proj``).
+Unsafe: it changes what trains."""
+
+
 class TargetModulesUnmatched(Rule):
     """``target_modules`` naming modules the model does not have (see the module docstring)."""
 
     code = "LL012"
+    fixes = {FIX_NAMES: FixSafety.UNSAFE}
     name = "target-modules-unmatched"
     severity = Severity.WARNING
     summary = "target_modules entries that match no module of the model (peft ignores them, or raises)"
@@ -314,4 +322,13 @@ class TargetModulesUnmatched(Rule):
             severity = Severity.INFO
             message += f" The list is a default chosen at launch: {hint}."
         span = targets.span or targets.key_span or lora.span
-        return self.finding(context, setup, span, message, fix=fix, fixed_setup=fixed, severity=severity)
+        autofix = None
+        if fixed_targets and u.meant and not config and lora is not None:
+            autofix = ops.make_fix(FIX_NAMES, FixSafety.UNSAFE, [ops.replace_module_list(
+                targets, lora.span, setup.path, [_shown(e) for e in fixed_targets])])
+        elif fixed_targets and u.meant and config and setup.framework == "llama-factory" and targets.expr:
+            # LLaMA-Factory's `lora_target: a,b` is one comma-separated scalar
+            autofix = ops.make_fix(FIX_NAMES, FixSafety.UNSAFE, [ops.yaml_set(
+                setup, targets.expr, ",".join(_shown(e) for e in fixed_targets), targets)])
+        return self.finding(context, setup, span, message, fix=fix, fixed_setup=fixed, severity=severity,
+                            autofix=autofix)

@@ -45,7 +45,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Severity
+from lintlora.findings import Finding, Fix, FixSafety, Severity
+from lintlora.rules import _fixops as ops
 from lintlora.rules.base import Rule
 from lintlora.training_setup import Origin, TrainingSetup
 
@@ -85,6 +86,27 @@ def _seconds(t, unit_of) -> str:
     return f"{s * 1000:.0f} ms" if big < 10 else f"{s:.1f} s"
 
 
+FIX_COMPUTE = "set the 4-bit compute dtype to 16 bits"
+"""The fix's title: ``bnb_4bit_compute_dtype=torch.bfloat16`` (``torch.float16`` where LL002 and
+LL010 would choose it: :func:`proposed_half`) on the BitsAndBytesConfig call, or in place of
+the float32 written. Only where the file spells dtypes through ``torch``."""
+
+
+def _autofix(setup: TrainingSetup, half: str) -> Fix | None:
+    q = setup.quantization
+    if q is None or setup.kind not in ("python", "notebook") or not ops.torch_named(setup):
+        return None
+    compute = q.bnb_4bit_compute_dtype
+    text = f"torch.{half}"
+    if compute.origin is Origin.LIBRARY_DEFAULT:
+        if setup.model is not None and q.span == setup.model.span:
+            return None  # from_pretrained(load_in_4bit=True): no BitsAndBytesConfig call to edit
+        op = ops.set_keyword(q.span, setup.path, "bnb_4bit_compute_dtype", text, compute)
+    else:
+        op = ops.replace_value(compute, setup.path, text)
+    return ops.make_fix(FIX_COMPUTE, FixSafety.SAFE, [op])
+
+
 class ComputeDtypeFp32(Rule):
     """A 4-bit base computing in float32 while training in 16 bits (see the module docstring)."""
 
@@ -93,6 +115,7 @@ class ComputeDtypeFp32(Rule):
     severity = Severity.WARNING
     summary = "4-bit BitsAndBytesConfig computing in float32 (its default) while the run trains in 16 bits"
     depends_on_settings = False  # fires on the file alone; the GPU changes only the wording and the time figure
+    fixes = {FIX_COMPUTE: FixSafety.SAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training or facts.quant_bits(setup) != 4:
@@ -147,5 +170,5 @@ class ComputeDtypeFp32(Rule):
         yield self.finding(
             context, setup, span, message,
             fix=f"Pass bnb_4bit_compute_dtype=torch.{half} to BitsAndBytesConfig{other}.",
-            fixed_setup=fixed, rests_on=rests_on, severity=severity,
+            fixed_setup=fixed, rests_on=rests_on, severity=severity, autofix=_autofix(setup, half),
         )

@@ -29,10 +29,11 @@ import dataclasses
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Severity
+from lintlora.findings import EditOp, Finding, Fix, FixSafety, Severity
+from lintlora.rules import _fixops as ops
 from lintlora.rules._text import capacity, gib, join_words
 from lintlora.rules.base import Rule
-from lintlora.training_setup import Setting, TrainingSetup
+from lintlora.training_setup import Origin, Setting, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -65,6 +66,41 @@ def _fp32_setup(setup: TrainingSetup, uses: list[facts.Use]) -> TrainingSetup:
     return fixed
 
 
+FIX_FP32 = "train in float32"
+"""The fix's title (a GPU without bfloat16): every float16 use of the finding switched to
+float32 where it is written (``fp16=True`` removed, ``torch.float16`` dtypes
+``torch.float32``, a config's ``fp16:`` false). Unsafe: it changes the numerics and doubles the
+weights' memory."""
+
+
+def _dtype32(setting: Setting | None, path: str, strings: bool = True) -> EditOp | None:
+    span = ops.literal_span(setting, path)
+    if span is None or span.end_column is None:
+        return None
+    if span.end_column - span.column in (10, 13):
+        return EditOp("replace", span, "torch.float32")
+    return EditOp("replace", span, '"float32"') if strings else None
+
+
+def _autofix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
+    edits: list[EditOp | None] = []
+    for use in uses:
+        s = use.setting
+        if setup.kind in ("yaml", "json"):
+            ok = s is not None and s.origin is Origin.LITERAL and s.expr == "fp16"
+            edits.append(ops.yaml_set(setup, "fp16", "false", s) if ok else None)
+        elif use.path == "training.fp16":
+            call = setup.training.span if setup.training is not None else None
+            edits.append(None if s is None else ops.remove_keyword(call, setup.path, "fp16", s))
+        elif use.path in ("model.torch_dtype", "quantization.bnb_4bit_compute_dtype"):
+            edits.append(_dtype32(s, setup.path))
+        elif use.path is None and use.call is not None and "mixed_precision" not in use.call.args:
+            edits.append(_dtype32(use.call.args.get("dtype"), setup.path, strings=False))
+        else:
+            edits.append(None)
+    return ops.make_fix(FIX_FP32, FixSafety.UNSAFE, edits)
+
+
 class Fp16OverflowModel(Rule):
     """float16 training of a family known to overflow float16 (see the module docstring)."""
 
@@ -73,6 +109,7 @@ class Fp16OverflowModel(Rule):
     severity = Severity.WARNING
     summary = "float16 training of a model family known to overflow float16 (Gemma-2/3/4, Qwen2/2.5/3, T5)"
     depends_on_settings = True  # the GPU (silent with bfloat16) and the model's architecture decide
+    fixes = {FIX_FP32: FixSafety.UNSAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:
@@ -124,4 +161,5 @@ class Fp16OverflowModel(Rule):
         if all(hints):
             severity = Severity.INFO
             message += " " + " ".join(f"{u.what} applies {h}." for u, h in zip(uses, hints))
-        yield self.finding(context, setup, written[0].span, message, fix=fix, fixed_setup=fixed, severity=severity)
+        yield self.finding(context, setup, written[0].span, message, fix=fix, fixed_setup=fixed, severity=severity,
+                           autofix=_autofix(setup, uses) if supported is False else None)

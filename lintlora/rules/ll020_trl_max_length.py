@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Iterable
 
 from packaging.version import Version
 
-from lintlora.findings import Finding, Severity
+from lintlora.findings import Finding, Fix, FixSafety, Severity
+from lintlora.rules import _fixops as ops
 from lintlora.rules._text import at_line, gib
 from lintlora.rules.base import Rule
 from lintlora.training_setup import Origin, Setting, TrainingSetup
@@ -66,6 +67,13 @@ def _inputs(setup: TrainingSetup) -> dict[str, Setting]:
     return {}
 
 
+FIX_RENAME = "rename max_seq_length to max_length"
+"""The rename fix's title: the config call's keyword renamed (trl 0.16 and newer have it)."""
+FIX_LENGTH = "pass max_length to the config"
+"""The default-length fix's title: ``max_length=<the length the file means>`` set on the
+config's call (trl 0.16 and newer; older ones name it max_seq_length)."""
+
+
 class TrlMaxLength(Rule):
     """TRL's SFT length: the removed ``max_seq_length`` name, or the silent 1,024 default."""
 
@@ -74,6 +82,7 @@ class TrlMaxLength(Rule):
     severity = Severity.ERROR
     summary = "max_seq_length= on a TRL that removed it, or SFT silently truncating to 1,024 tokens"
     depends_on_settings = True  # the verdict follows the library versions (--assume-version) or the model
+    fixes = {FIX_RENAME: FixSafety.SAFE, FIX_LENGTH: FixSafety.SAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if setup.kind not in ("python", "notebook"):
@@ -109,7 +118,26 @@ class TrlMaxLength(Rule):
             f"their end without a warning (unsloth#2904).{money}",
             fix=f"Pass max_length={intended.value} to SFTConfig (max_seq_length= in trl older than 0.16).",
             fixed_setup=fixed, severity=Severity.WARNING,
+            autofix=self._length_fix(setup, intended, used),
         )
+
+    @staticmethod
+    def _length_fix(setup: TrainingSetup, intended: Setting, used) -> Fix | None:
+        """``set_keyword max_length=<n>`` on the SFTConfig call, where the trl used has the name."""
+        if used.version is None or used.version < RENAMED_IN or not isinstance(intended.value, int) \
+                or setup.training is None:
+            return None
+        msl = setup.get("training.max_seq_length")
+        op = ops.set_keyword(setup.training.span, setup.path, "max_length", str(intended.value), msl)
+        return ops.make_fix(FIX_LENGTH, FixSafety.SAFE, [op])
+
+    @staticmethod
+    def _rename_fix(setup: TrainingSetup, keyword: Setting) -> Fix | None:
+        """``rename_keyword`` in the SFTConfig call the keyword is written in."""
+        if setup.training is None:
+            return None
+        op = ops.rename_keyword(setup.training.span, setup.path, "max_seq_length", "max_length", keyword)
+        return ops.make_fix(FIX_RENAME, FixSafety.SAFE, [op])
 
     def _renamed(self, context: "Context", setup: TrainingSetup, keyword: Setting, used) -> Finding | None:
         version = used.version
@@ -138,7 +166,7 @@ class TrlMaxLength(Rule):
                 f"keyword argument 'max_seq_length': trl renamed it max_length in 0.16 and removed the old "
                 f"name in 0.20 (trl#3704, unsloth#10785; {used.where}).",
                 fix=f"Rename it: SFTConfig(max_length={value}).",
-                fixed_setup=fixed, severity=Severity.ERROR,
+                fixed_setup=fixed, severity=Severity.ERROR, autofix=self._rename_fix(setup, keyword),
             )
         if version >= RENAMED_IN:
             return self.finding(
@@ -146,6 +174,6 @@ class TrlMaxLength(Rule):
                 f"SFTConfig(max_seq_length=...) is deprecated since trl 0.16 (renamed max_length) and is "
                 f"removed in trl 0.20, where it raises TypeError ({used.where}); it still works here.",
                 fix=f"Rename it: SFTConfig(max_length={value}).",
-                fixed_setup=fixed, severity=Severity.WARNING,
+                fixed_setup=fixed, severity=Severity.WARNING, autofix=self._rename_fix(setup, keyword),
             )
         return None

@@ -51,7 +51,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, RelatedLocation, Severity
+from lintlora.findings import Finding, Fix, FixSafety, RelatedLocation, Severity
+from lintlora.rules import _fixops as ops
 from lintlora.rules._text import gib
 from lintlora.rules.base import Rule
 from lintlora.training_setup import Setting, TrainingSetup
@@ -92,6 +93,26 @@ def _fix_dtype(setup: TrainingSetup) -> tuple[str, bool]:
     return "bfloat16", True
 
 
+FIX_STORAGE = "store the 4-bit weights in the model's dtype"
+"""The fix's title: ``bnb_4bit_quant_storage=torch.<the model's load dtype>`` on the
+BitsAndBytesConfig call (or in place of the value written); offered only when the load dtype
+is known and the file spells dtypes through ``torch``."""
+
+
+def _autofix(setup: TrainingSetup, storage: Setting, dtype: str, set_load: bool) -> Fix | None:
+    q = setup.quantization
+    if q is None or set_load or setup.kind not in ("python", "notebook") or not ops.torch_named(setup):
+        return None
+    text = _TORCH_NAME[dtype]
+    if storage.origin.value == "library-default":
+        if setup.model is not None and q.span == setup.model.span:
+            return None
+        op = ops.set_keyword(q.span, setup.path, "bnb_4bit_quant_storage", text, storage)
+    else:
+        op = ops.replace_value(storage, setup.path, text)
+    return ops.make_fix(FIX_STORAGE, FixSafety.SAFE, [op])
+
+
 class ShardedQloraQuantStorage(Rule):
     """4-bit bitsandbytes under FSDP/ZeRO-3 without a matching storage dtype (module docstring)."""
 
@@ -99,6 +120,7 @@ class ShardedQloraQuantStorage(Rule):
     name = "sharded-qlora-quant-storage"
     severity = Severity.ERROR
     depends_on_settings = False  # fires on the files of the run alone (LL900 may report its suppressions)
+    fixes = {FIX_STORAGE: FixSafety.SAFE}
     summary = "4-bit bitsandbytes under FSDP or ZeRO-3 needs bnb_4bit_quant_storage equal to the model's dtype"
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
@@ -154,7 +176,8 @@ class ShardedQloraQuantStorage(Rule):
         related = facts.launch_related(setup) + related
         span = storage.span or storage.key_span or q.span
         yield self.finding(context, setup, span, " ".join(parts), fix=fix, fixed_setup=fixed,
-                           related=related, rests_on=(written,) if storage.origin.is_default else ())
+                           related=related, rests_on=(written,) if storage.origin.is_default else (),
+                           autofix=_autofix(setup, storage, fix_dtype, set_load))
 
     @staticmethod
     def _figures_text(setup: TrainingSetup, fixed: TrainingSetup, context: "Context") -> str:

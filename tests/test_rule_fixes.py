@@ -1,0 +1,467 @@
+"""The rules' fixes as source changes (issue 17), on the fixtures under ``fixtures/fix/``.
+
+Each fixture ``fixtures/fix/<CODE>/<style>.<ext>`` (a style the rule applies to: HF Trainer,
+TRL, plain torch, notebook, a YAML dialect) gives findings of ``CODE`` that each carry an
+``autofix``; ``<style>.fixed.<ext>`` beside it is the file after ``--fix``. Checked here:
+
+- every finding of the fixture's rule carries a fix whose title and safety the rule declares
+  (``Rule.fixes``) and whose ops are the ones :data:`OPS` pins (kind, keyword, text, span);
+- applying the ops gives the ``.fixed`` file byte for byte, and linting that file again
+  reports none of the rule's findings (the fix is idempotent by construction). The ops are
+  applied by :func:`apply_ops`, a minimal applier that lives only in this module to check the
+  expected files; the real applier, :mod:`lintlora.fixing` (``resolve``/``apply_edits``), is
+  checked against the same files by :func:`test_the_applier_gives_the_fixed_file`, which is
+  skipped until ``lintlora.fixing.resolve`` exists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+from rules_support import ROOT, lint, read_header, settings_from_args
+
+from lintlora.findings import EditOp, FixSafety
+
+FIXTURES = ROOT / "fixtures" / "fix"
+
+
+def _is_source(p: Path) -> bool:
+    return p.is_file() and ".fixed." not in p.name and p.suffix in (".py", ".ipynb", ".yml", ".yaml")
+
+
+SOURCES = sorted(p for p in FIXTURES.rglob("*") if _is_source(p))
+
+NOTEBOOK_ARGS = {"LL001/notebook.ipynb": "--gpu a100-40gb", "LL002/notebook.ipynb": "--gpu a100-80gb",
+                 "LL006/notebook.ipynb": "--gpu a100-80gb", "LL007/notebook.ipynb": "--gpu a100-80gb",
+                 "LL004/notebook.ipynb": "--gpu a100-80gb",
+                 "LL009/notebook.ipynb": "--gpu a100-80gb"}
+"""The settings of the notebook fixtures (a notebook has no header comment)."""
+
+OPS = {
+    "LL001/trainer.py": [("set_keyword", "gradient_checkpointing", "True", 12),
+                         ("set_keyword", "gradient_checkpointing_kwargs", '{"use_reentrant": False}', 12)],
+    "LL001/trl.py": [("replace", None, "True", 17),
+                     ("set_keyword", "gradient_checkpointing_kwargs", '{"use_reentrant": False}', 14)],
+    "LL001/argparse_default.py": [("replace", None, "True", 10),
+                                  ("set_keyword", "gradient_checkpointing_kwargs", '{"use_reentrant": False}',
+                                   16)],
+    "LL001/torch.py": [("replace", None, "True", 19)],
+    "LL001/torch_loop.py": [("insert_after", None,
+                             'model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})',
+                             8)],
+    "LL001/notebook.ipynb": [("set_keyword", "gradient_checkpointing", "True", 1),
+                             ("set_keyword", "gradient_checkpointing_kwargs", '{"use_reentrant": False}', 1)],
+    "LL001/axolotl.yml": [("yaml_set", "gradient_checkpointing", "true", 1),
+                          ("yaml_set", "gradient_checkpointing_kwargs.use_reentrant", "false", 1)],
+    "LL001/torchtune.yaml": [("yaml_set", "enable_activation_checkpointing", "true", 85)],
+    "LL001/llama_factory.yaml": [("yaml_set", "disable_gradient_checkpointing", "false", 10)],
+    "LL002/trainer.py": [("rename_keyword", "fp16", "bf16", 13), ("replace", None, "torch.bfloat16", 9)],
+    "LL002/torch.py": [("replace", None, "torch.bfloat16", 19)],
+    "LL002/axolotl.yml": [("yaml_set", "fp16", "false", 16), ("yaml_set", "bf16", "true", 15)],
+    "LL003/trainer.py": [("replace", None, "None", 15)],
+    "LL003/trl.py": [("replace", None,
+                      '["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]', 13)],
+    "LL012/trainer.py": [("replace", None, '["qkv_proj", "o_proj", "gate_up_proj", "down_proj"]', 13)],
+    "LL012/notebook.ipynb": [("replace", None, '["qkv_proj", "o_proj", "gate_up_proj", "down_proj"]', 6)],
+    "LL012/trl.py": [("replace", None, '["c_attn"]', 10)],
+    "LL012/llama_factory.yaml": [("yaml_set", "lora_target", "c_attn", 7)],
+    "LL002/trl.py": [("rename_keyword", "fp16", "bf16", 9)],
+    "LL002/notebook.ipynb": [("rename_keyword", "fp16", "bf16", 1), ("replace", None, "torch.bfloat16", 1)],
+    "LL004/torch.py": [("insert_after", None, "model.print_trainable_parameters()", 9)],
+    "LL006/notebook.ipynb": [("delete_statement", None, "", 6)],
+    "LL007/notebook.ipynb": [("replace", None, "8", 6)],
+    "LL004/trainer.py": [("insert_after", None, "peft_model.print_trainable_parameters()", 14)],
+    "LL004/trl.py": [("insert_after", None, "trainer.model.print_trainable_parameters()", 12)],
+    "LL004/notebook.ipynb": [("insert_after", None, "model.print_trainable_parameters()", 2)],
+    "LL006/torch.py": [("delete_statement", None, "", 25)],
+    "LL006/trainer.py": [("delete_statement", None, "", 16)],
+    "LL007/torch.py": [("replace", None, "8", 31)],
+    "LL007/trainer.py": [("replace", None, "16", 16)],
+    "LL007/llama_factory.yaml": [("yaml_set", "dataloader_num_workers", "8", 15)],
+    "LL008/trainer.py": [("replace", None, "4", 21), ("replace", None, "8", 22)],
+    "LL008/trl.py": [("replace", None, "2", 10), ("replace", None, "4", 11)],
+    "LL008/axolotl.yml": [("yaml_set", "micro_batch_size", "2", 10),
+                          ("yaml_set", "gradient_accumulation_steps", "8", 11)],
+    "LL017/trainer.py": [("remove_keyword", "fp16", "", 11), ("replace", None, "torch.float32", 8)],
+    "LL017/llama_factory.yaml": [("yaml_set", "fp16", "false", 15)],
+    "LL009/trainer.py": [("set_keyword", "gradient_checkpointing_kwargs", '{"use_reentrant": False}', 14)],
+    "LL009/torch.py": [("set_keyword", "gradient_checkpointing_kwargs", '{"use_reentrant": False}', 12)],
+    "LL009/notebook.ipynb": [("set_keyword", "gradient_checkpointing_kwargs", '{"use_reentrant": False}', 1)],
+    "LL010/trainer.py": [("replace", None, '"sdpa"', 19), ("remove_keyword", "tf32", "", 25)],
+    "LL010/axolotl.yml": [("yaml_set", "tf32", "false", 14), ("yaml_set", "flash_attention", "false", 15),
+                          ("yaml_set", "sdp_attention", "true", 1)],
+    "LL010/llama_factory.yaml": [("yaml_set", "flash_attn", "sdpa", 16)],
+    "LL014/trainer.py": [("set_keyword", "bnb_4bit_compute_dtype", "torch.bfloat16", 8)],
+    "LL020/trl.py": [("rename_keyword", "max_seq_length", "max_length", 9)],
+    "LL020/trl_default.py": [("set_keyword", "max_length", "4096", 10)],
+    "LL024/trainer.py": [("set_keyword", "bnb_4bit_quant_storage", "torch.bfloat16", 7)],
+}
+"""Per fixture: the ops of its findings' fixes, in order, as (kind, keyword, text, span line)."""
+
+
+def _key(path: Path) -> str:
+    return str(path.relative_to(FIXTURES))
+
+
+def _fixed(path: Path) -> Path:
+    return path.with_name(path.name.replace(path.suffix, ".fixed" + path.suffix, 1))
+
+
+def _settings(path: Path):
+    args = NOTEBOOK_ARGS.get(_key(path)) if path.suffix == ".ipynb" else read_header(path)["args"]
+    return settings_from_args(args or "")
+
+
+def _findings(path: Path):
+    code = path.parent.name
+    result = lint(path, _settings(path))
+    assert result.errors == []
+    return [f for f in result.findings if f.code == code]
+
+
+# ---- a minimal applier (this module only) ----------------------------------------------------
+
+class _Lines:
+    """Offsets of a text's lines (1-based line, 1-based column in characters)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+    def offset(self, line: int, column: int) -> int:
+        return self.starts[line - 1] + column - 1
+
+    def line_end(self, line: int) -> int:
+        """The offset after the line's newline (or the text's end)."""
+        return self.starts[line] if line < len(self.starts) else len(self.text)
+
+    def indent(self, line: int) -> str:
+        start = self.starts[line - 1]
+        return re.match(r"[ \t]*", self.text[start:]).group(0)
+
+
+def _positions(text: str):
+    wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+    return wrapper, wrapper.resolve(PositionProvider)
+
+
+def _call_at(text: str, op: EditOp):
+    wrapper, pos = _positions(text)
+    want = (op.span.line, op.span.column - 1)  # the start: earlier ops of the fix may move the end
+    for node, r in pos.items():
+        if isinstance(node, cst.Call) and (r.start.line, r.start.column) == want:
+            return node, pos
+    raise AssertionError(f"no call at {want}")
+
+
+def _statement_at(text: str, op: EditOp):
+    _wrapper, pos = _positions(text)
+    best = None
+    for node, r in pos.items():
+        if isinstance(node, cst.SimpleStatementLine) and r.start.line <= op.span.line <= r.end.line:
+            if best is None or r.start.line >= best[1].start.line:
+                best = (node, r)
+    assert best is not None, f"no statement at line {op.span.line}"
+    return best[1]
+
+
+def _splice(text: str, start: int, end: int, new: str) -> str:
+    return text[:start] + new + text[end:]
+
+
+def _apply_python(text: str, op: EditOp) -> str:
+    lines = _Lines(text)
+    if op.kind == "replace":
+        return _splice(text, lines.offset(op.span.line, op.span.column),
+                       lines.offset(op.span.end_line, op.span.end_column), op.text)
+    if op.kind in ("set_keyword", "remove_keyword", "rename_keyword"):
+        call, pos = _call_at(text, op)
+        args = list(call.args)
+        found = [a for a in args if a.keyword is not None and a.keyword.value == op.keyword]
+
+        def off(p):
+            return lines.offset(p.line, p.column + 1)
+        if op.kind == "rename_keyword":
+            r = pos[found[0].keyword]
+            return _splice(text, off(r.start), off(r.end), op.text)
+        if op.kind == "remove_keyword":
+            i = args.index(found[0])
+            end = off(pos[found[0].value].end)
+            start = off(pos[args[i - 1].value].end) if i > 0 else off(pos[found[0]].start)
+            if i == 0 and len(args) > 1:
+                end = off(pos[args[1]].start)
+            return _splice(text, start, end, "")
+        if found:
+            r = pos[found[0].value]
+            return _splice(text, off(r.start), off(r.end), op.text)
+        new = f"{op.keyword}={op.text}"
+        if not args:
+            r = pos[call]
+            close = off(r.end) - 1
+            return _splice(text, close, close, new)
+        last = args[-1]
+        value_end = pos[last.value].end
+        if value_end.line > pos[call].start.line:  # one argument a line: a new line
+            indent = lines.indent(pos[last].start.line)
+            if isinstance(last.comma, cst.Comma):
+                at = text.index(",", off(value_end)) + 1
+                return _splice(text, at, at, f"\n{indent}{new},")
+            return _splice(text, off(value_end), off(value_end), f",\n{indent}{new}")
+        return _splice(text, off(value_end), off(value_end), f", {new}")
+    if op.kind == "insert_after":
+        r = _statement_at(text, op)
+        end = lines.offset(r.end.line, r.end.column + 1)
+        newline = re.search(r"\r\n|\r|\n", text).group(0)
+        return _splice(text, end, end, f"{newline}{lines.indent(r.start.line)}{op.text}")
+    if op.kind == "delete_statement":
+        r = _statement_at(text, op)
+        return _splice(text, lines.starts[r.start.line - 1], lines.line_end(r.end.line), "")
+    raise AssertionError(f"op {op.kind} not handled by the test applier")
+
+
+def _apply_yaml(text: str, op: EditOp) -> str:
+    parts = op.keyword.split(".")
+    lines = text.splitlines(keepends=True)
+
+    def find(key: str, start: int, stop: int, indent: str) -> int | None:
+        for i in range(start, stop):
+            if re.match(rf"{re.escape(indent)}{re.escape(key)}\s*:", lines[i]):
+                return i
+        return None
+
+    def block_end(i: int, indent: str) -> int:
+        j = i + 1
+        while j < len(lines) and (lines[j].strip() == "" or lines[j].startswith(indent + " ")
+                                  or lines[j].lstrip().startswith("#") and lines[j].startswith(indent + " ")):
+            j += 1
+        while j > i + 1 and lines[j - 1].strip() == "":
+            j -= 1
+        return j
+
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    start, stop, indent = 0, len(lines), ""
+    for depth, key in enumerate(parts):
+        i = find(key, start, stop, indent)
+        last = depth == len(parts) - 1
+        if i is None:
+            block = "".join(f"{indent}{'  ' * k}{p}:" + (f" {op.text}\n" if k == len(parts) - depth - 1 else "\n")
+                            for k, p in enumerate(parts[depth:]))
+            lines.insert(stop, block)
+            return "".join(lines)
+        if last:
+            m = re.match(rf"({re.escape(indent)}{re.escape(key)}\s*:\s*)([^#\n]*?)(\s*(#.*)?\r?\n)$", lines[i])
+            assert m, lines[i]
+            lines[i] = m.group(1) + op.text + m.group(3)
+            return "".join(lines)
+        stop = block_end(i, indent)
+        start = i + 1
+        child = re.match(r"[ ]*", lines[start]).group(0) if start < stop else indent + "  "
+        indent = child
+    raise AssertionError("unreachable")
+
+
+def apply_ops(path: Path, ops: list[EditOp]) -> str:
+    """The file after ``ops``, applied one by one from the last position to the first (so the
+    spans of the earlier ones stay valid); a notebook's ops apply to their cell's source."""
+    text = path.read_text(encoding="utf-8")
+    ordered = sorted(ops, key=lambda o: (o.span.cell or 0, o.span.line, o.span.column), reverse=True)
+    if path.suffix in (".yml", ".yaml"):
+        for op in ordered:
+            text = _apply_yaml(text, op)
+        return text
+    if path.suffix == ".ipynb":
+        nb = json.loads(text)
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        for op in ordered:
+            cell = code[op.span.cell - 1]
+            source = "".join(cell["source"])
+            new = _apply_python(source, op)
+            cell["source"] = new.splitlines(keepends=True)
+        return json.dumps(nb, indent=1, ensure_ascii=False) + ("\n" if text.endswith("\n") else "")
+    for op in ordered:
+        text = _apply_python(text, op)
+    return text
+
+
+# ---- the tests -------------------------------------------------------------------------------
+
+def test_there_is_a_fixture_per_fixable_rule():
+    from lintlora.engine import available_rules
+
+    fixable = sorted(r.code for r in available_rules() if r.__module__.startswith("lintlora.") and r.fixes)
+    have = sorted({p.parent.name for p in SOURCES})
+    assert have == fixable
+    assert sorted(_key(p) for p in SOURCES) == sorted(OPS)
+    for path in SOURCES:
+        assert _fixed(path).is_file(), f"no expected output for {path}"
+
+
+def test_every_declared_fix_has_a_page_line():
+    from lintlora.engine import available_rules
+
+    for rule in available_rules():
+        if not rule.__module__.startswith("lintlora."):
+            continue
+        page = (ROOT / "rules" / f"{rule.code}.md").read_text(encoding="utf-8")
+        m = re.search(r"^\*\*Fix:\*\* (.*)$", page, re.M)
+        assert m, f"{rule.code}: no Fix line"
+        line = m.group(1)
+        if not rule.fixes:
+            assert line.startswith("no automatic fix"), rule.code
+        for title, safety in rule.fixes.items():
+            assert f"{title} ({safety.value}): " in line, (rule.code, title)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_key)
+def test_the_findings_carry_the_pinned_ops(path):
+    from lintlora.engine import available_rules
+
+    rule = next(r for r in available_rules() if r.code == path.parent.name)
+    findings = _findings(path)
+    assert findings, f"{path}: the fixture gives no {rule.code} finding"
+    got = []
+    for f in findings:
+        assert f.autofix is not None, f"{path}: {f.code} at line {f.span.line} offers no fix"
+        assert rule.fixes.get(f.autofix.title) is f.autofix.safety, f.autofix.title
+        for op in f.autofix.ops:
+            assert op.span.path == str(path)
+            got.append((op.kind, op.keyword, op.text, op.span.line))
+    assert got == OPS[_key(path)]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_key)
+def test_the_ops_give_the_fixed_file_and_the_finding_is_gone(path, tmp_path):
+    ops = [op for f in _findings(path) for op in f.autofix.ops]
+    fixed = apply_ops(path, ops)
+    assert fixed == _fixed(path).read_text(encoding="utf-8")
+    # re-lint the fixed file under the fixture's settings: the rule is silent (idempotence)
+    again = tmp_path / path.name
+    again.write_text(fixed, encoding="utf-8")
+    args = _settings(path)
+    result = lint(again, args)
+    assert [f.code for f in result.findings if f.code == path.parent.name] == []
+
+
+def test_fixes_are_all_safe_but_the_launch_one():
+    from lintlora.engine import available_rules
+
+    for rule in available_rules():
+        for title, safety in rule.fixes.items():
+            assert isinstance(safety, FixSafety)
+            if "launch command" in title:
+                assert safety is FixSafety.UNSAFE
+
+
+def test_the_applier_gives_the_fixed_file():
+    """:mod:`lintlora.fixing` (fixa's applier) on the same fixtures; skipped until it exists."""
+    fixing = pytest.importorskip("lintlora.fixing")
+    if not hasattr(fixing, "resolve") or not hasattr(fixing, "apply_edits"):
+        pytest.skip("lintlora.fixing.resolve is not implemented yet (issue 17's applier)")
+    for path in SOURCES:
+        text = path.read_text(encoding="utf-8")
+        kind = {".py": "python", ".ipynb": "notebook"}.get(path.suffix, "yaml")
+        edits = []
+        for f in _findings(path):
+            edits.extend(fixing.resolve(f.autofix, text, kind))
+        assert fixing.apply_edits(text, edits) == _fixed(path).read_text(encoding="utf-8"), path
+
+
+def test_a_value_set_at_launch_is_fixed_in_the_launch_command_as_unsafe(tmp_path):
+    """``--gradient_checkpointing False`` in run.sh: the fix edits the launch command (the
+    run's command span), unsafe, with the non-reentrant kwargs as a JSON word on a frozen base."""
+    (tmp_path / "train.py").write_text(
+        "import torch\n"
+        "from peft import LoraConfig, get_peft_model\n"
+        "from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments\n"
+        "(training_args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+        'model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype=torch.bfloat16)\n'
+        'model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))\n'
+        "model.print_trainable_parameters()\n"
+        "Trainer(model=model, args=training_args, train_dataset=ds).train()\n", encoding="utf-8")
+    (tmp_path / "run.sh").write_text(
+        "#!/bin/bash\npython train.py \\\n    --output_dir out \\\n    --per_device_train_batch_size 8 \\\n"
+        "    --gradient_checkpointing False \\\n    --bf16 True\n", encoding="utf-8")
+    from lintlora.engine import lint_paths
+    from lintlora.settings import Settings
+
+    [f] = [f for f in lint_paths([str(tmp_path)], Settings(gpu="a100-40gb")).findings if f.code == "LL001"]
+    assert f.autofix is not None and f.autofix.safety is FixSafety.UNSAFE
+    assert [(o.kind, o.keyword, o.text, o.span.path.endswith("run.sh"), o.span.line) for o in f.autofix.ops] == [
+        ("launch_set", "--gradient_checkpointing", "True", True, 2),
+        ("launch_set", "--gradient_checkpointing_kwargs", """'{"use_reentrant": false}'""", True, 2)]
+
+
+def test_the_op_helpers_refuse_what_lintlora_could_not_resolve():
+    from lintlora.rules import _fixops as ops
+    from lintlora.training_setup import Origin, Setting, Span
+
+    call = Span("t.py", 3, 8, 9, 2)
+    unknown = Setting.unknown("opts['gc']", Span("t.py", 5, 28, 5, 38))
+    computed = Setting(False, Origin.LITERAL, Span("t.py", 5, 28, 5, 45), Span("t.py", 5, 5))  # `a and b`
+    written = Setting(False, Origin.LITERAL, Span("t.py", 5, 28, 5, 33), Span("t.py", 5, 5))
+    default = Setting.library_default(False, "transformers")
+    elsewhere = Setting(False, Origin.LITERAL, Span("other.py", 5, 28, 5, 33), Span("other.py", 5, 5))
+    assert ops.replace_value(unknown, "t.py", "True") is None
+    assert ops.replace_value(computed, "t.py", "True") is None  # an expression, not the literal
+    assert ops.replace_value(elsewhere, "t.py", "True") is None
+    assert ops.replace_value(default, "t.py", "True") is None
+    assert ops.replace_value(written, "t.py", "True").span == written.span
+    # set_keyword: refused when the keyword's value is unresolved (a **kwargs call leaves the
+    # parameters it may carry unknown, never defaulted) or written outside the call
+    assert ops.set_keyword(call, "t.py", "gc", "True", unknown) is None
+    assert ops.set_keyword(call, "t.py", "gc", "True", Setting()) is None
+    assert ops.set_keyword(call, "t.py", "gc", "True", elsewhere) is None
+    assert ops.set_keyword(call, "t.py", "gc", "True", default).kind == "set_keyword"
+    assert ops.set_keyword(call, "t.py", "gc", "True", written).kind == "set_keyword"
+    assert ops.remove_keyword(call, "t.py", "gc", default) is None  # nothing written to remove
+    assert ops.make_fix("t", FixSafety.SAFE, [ops.replace_value(written, "t.py", "True"), None]) is None
+    assert ops.make_fix("t", FixSafety.SAFE, []) is None
+
+
+def test_a_kwargs_call_gets_no_set_keyword(tmp_path):
+    """``TrainingArguments(**opts)``: its absent parameters are unknown, so no rule adds a
+    keyword to it (LL010's tf32 written there is still removed: it is written in the call)."""
+    p = tmp_path / "train.py"
+    p.write_text(
+        "import torch\n"
+        "from peft import LoraConfig, get_peft_model\n"
+        "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+        "opts = load_options()\n"
+        'model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype=torch.bfloat16)\n'
+        'model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))\n'
+        "model.print_trainable_parameters()\n"
+        'args = TrainingArguments(output_dir="out", gradient_checkpointing=True, **opts)\n'
+        "Trainer(model=model, args=args, train_dataset=ds).train()\n",
+        encoding="utf-8")
+    for f in lint(p, settings_from_args("--gpu a100-80gb")).findings:
+        if f.autofix is not None:
+            assert all(op.kind != "set_keyword" or op.span.line != 8 for op in f.autofix.ops), f
+
+
+def test_a_fix_survives_the_results_cache():
+    """Cache format 5 carries each finding's ``autofix`` (title, safety, ops), so a cached
+    result offers the same fix; a malformed op is refused."""
+    from lintlora.cache import decode_result, encode_result
+    from lintlora.engine import FileResult
+    from lintlora.findings import Finding, Fix, Severity
+    from lintlora.training_setup import Span
+
+    fix = Fix("drop tf32=True", FixSafety.SAFE, (EditOp("remove_keyword", Span("/proj/train.py", 3, 8, 9, 2), "",
+                                                         "tf32"),))
+    r = FileResult("/proj/train.py", "python")
+    r.findings.append(Finding("LL010", "precision-unsupported-by-gpu", Severity.ERROR, Span("/proj/train.py", 5, 7),
+                              "message", fix="fix", autofix=fix))
+    r.findings.append(Finding("LL003", "broad-target-modules", Severity.WARNING, Span("/proj/train.py", 6, 7),
+                              "message", fix="fix"))
+    encoded = json.loads(json.dumps(encode_result(r)))
+    back = decode_result(encoded)
+    assert [f.autofix for f in back.findings] == [fix, None]
+    encoded["findings"][0]["autofix"]["ops"][0][0] = "rm -rf"
+    with pytest.raises(ValueError, match="not a lintlora cache entry"):
+        decode_result(encoded)
