@@ -59,7 +59,10 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _RESULT_FIELDS = frozenset({"path", "kind", "linted", "findings", "errors", "notices",
                             "cell_lines"})
 _FINDING_FIELDS = frozenset({"code", "name", "severity", "span", "message", "fix", "estimate",
-                             "rests_on", "related"})
+                             "rests_on", "related", "autofix"})
+_AUTOFIX_FIELDS = frozenset({"title", "safety", "ops"})
+_MAX_OPS = 64
+"""Edit operations kept per autofix in an entry (lintlora's fixes have a few)."""
 _MAX_RELATED = 64
 """Related locations kept per finding in an entry (more is not a finding lintlora writes)."""
 _ESTIMATE_FIELDS = frozenset({"peak_bytes", "peak_after_fix_bytes", "gpu", "gpu_memory_bytes",
@@ -87,6 +90,11 @@ def _finding_json(finding: Any) -> dict:
         },
         "rests_on": list(finding.rests_on),
         "related": [[_span_json(r.span), r.message] for r in finding.related],
+        "autofix": None if finding.autofix is None else {
+            "title": finding.autofix.title, "safety": finding.autofix.safety.value,
+            "ops": [[op.kind, _span_json(op.span), op.text, op.keyword]
+                    for op in finding.autofix.ops],
+        },
     }
 
 
@@ -250,6 +258,29 @@ class _Reader:
                                             self.opt_position(cell)), self.text(message)))
         return tuple(out)
 
+    def autofix(self, data: Any) -> Any:
+        """An autofix: title, safety (``safe``/``unsafe``) and at most :data:`_MAX_OPS` ops
+        ``[kind, span, text, keyword]``, each kind one :mod:`lintlora.fixing` places, each
+        span the file's own or one of the run's inputs (:meth:`span`)."""
+        from lintlora.findings import EditOp, Fix, FixSafety
+        from lintlora.fixing import KINDS
+
+        if data is None:
+            return None
+        self.fields(data, _AUTOFIX_FIELDS)
+        if data["safety"] not in ("safe", "unsafe"):
+            raise _Invalid("a fix safety")
+        entries = self.items(data["ops"])
+        if not 1 <= len(entries) <= _MAX_OPS:
+            raise _Invalid("a fix's edit count")
+        ops = []
+        for entry in entries:
+            kind, span, text, keyword = self.items(entry, 4)
+            if kind not in KINDS:
+                raise _Invalid("an edit kind")
+            ops.append(EditOp(kind, self.span(span), self.text(text), self.opt_text(keyword)))
+        return Fix(self.text(data["title"]), FixSafety(data["safety"]), tuple(ops))
+
     def finding(self, data: Any) -> Any:
         from lintlora.findings import Finding, Severity
 
@@ -263,7 +294,7 @@ class _Reader:
             message=self.text(data["message"]), fix=self.opt_text(data["fix"]),
             estimate=self.estimate(data["estimate"]),
             rests_on=tuple(self.text(x) for x in self.items(data["rests_on"])),
-            related=self.related(data["related"]))
+            related=self.related(data["related"]), autofix=self.autofix(data["autofix"]))
 
     def error(self, data: Any, codes: frozenset) -> Any:
         from lintlora.findings import FileError
