@@ -123,11 +123,12 @@ def _offsets(edit: TextEdit, lines: _Lines) -> tuple[int, int]:
 
 
 def edits_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    """Whether two offset ranges conflict: they share a character, or both insert at one
-    point, or one inserts strictly inside the other."""
+    """Whether two offset ranges conflict: they share a character, or one inserts strictly
+    inside the other. Insertions at one point do not conflict: they are applied in the order
+    given (a fix accepted earlier first)."""
     (s1, e1), (s2, e2) = a, b
     if s1 == e1 and s2 == e2:
-        return s1 == s2
+        return False
     if s1 == e1:
         return s2 < s1 < e2
     if s2 == e2:
