@@ -181,11 +181,42 @@ def resolve(fix: Fix, text: str, kind: str) -> tuple[TextEdit, ...]:
     if kind == "notebook":
         by_cell = _notebook_cell_edits(fix.ops, text)
         return _notebook_edits(text, by_cell, fix.ops[0].span.path)
-    edits: list[TextEdit] = []
-    for op in fix.ops:
-        edits.extend(_resolve_op(op, text, kind))
+    edits = _resolve_ops(fix.ops, text, kind)
     _check_disjoint(edits, text)
     return tuple(edits)
+
+
+def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None = None
+                 ) -> list[TextEdit]:
+    """The edits of several ops on one text. In Python the text is parsed once, and keywords
+    that several ops add to one call are added together (one edit, in the ops' order)."""
+    if kind != "python":
+        return [e for op in ops for e in _resolve_op(op, text, kind, path)]
+    import libcst as cst
+
+    tree: _PyTree | None = None
+    edits: list[TextEdit] = []
+    groups: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
+    for op in ops:
+        where = path if path is not None else op.span.path
+        if op.kind == "replace" or op.kind not in KINDS:
+            edits.extend(_resolve_op(op, text, kind, where))
+            continue
+        if tree is None:
+            tree = _PyTree(text)
+        if op.kind == "set_keyword" and op.keyword:
+            start, _end = _span_offsets(op.span, tree.lines)
+            call = tree.innermost(start, (cst.Call,))
+            if call is not None and not any(a.keyword is not None and a.keyword.value == op.keyword
+                                            for a in call.args):
+                pairs = groups.setdefault(id(call), (call, []))[1]
+                if op.keyword not in [k for k, _v in pairs]:
+                    pairs.append((op.keyword, op.text))
+                continue
+        edits.extend(_python_op(op, tree, where))
+    for call, pairs in groups.values():
+        edits.extend(_append_keywords(pairs, call, tree, path if path is not None else ops[0].span.path))
+    return edits
 
 
 def _check_disjoint(edits: Sequence[TextEdit], text: str) -> None:
@@ -201,7 +232,7 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
         start, end = _span_offsets(op.span, lines)
         return [_edit(path, lines, start, end, op.text)]
     if kind == "python":
-        return _python_op(op, text, path)
+        return _python_op(op, _PyTree(text), path)
     if kind in ("yaml", "json"):
         if op.kind != "yaml_set":
             raise FixError(f"a {op.kind} edit in a {kind} file")
@@ -264,10 +295,9 @@ class _PyTree:
         return best
 
 
-def _python_op(op: EditOp, text: str, path: str) -> list[TextEdit]:
+def _python_op(op: EditOp, tree: "_PyTree", path: str) -> list[TextEdit]:
     import libcst as cst
 
-    tree = _PyTree(text)
     lines = tree.lines
     start, _end = _span_offsets(op.span, lines)
     if op.kind in ("set_keyword", "remove_keyword", "rename_keyword"):
@@ -313,7 +343,7 @@ def _keyword_op(op: EditOp, call: Any, tree: _PyTree, path: str) -> list[TextEdi
             if text[s:e] == op.text:
                 return []  # already so
             return [_edit(path, lines, s, e, op.text)]
-        return _append_keyword(op, call, args, tree, path)
+        return _append_keywords([(op.keyword, op.text)], call, tree, path)
     # remove_keyword
     if index is None:
         return []  # nothing to remove: already fixed
@@ -345,14 +375,20 @@ def _keyword_op(op: EditOp, call: Any, tree: _PyTree, path: str) -> list[TextEdi
     return [_edit(path, lines, s, comma_end, "")]  # the only argument
 
 
-def _append_keyword(op: EditOp, call: Any, args: list, tree: _PyTree, path: str) -> list[TextEdit]:
+def _append_keywords(pairs: list[tuple[str, str]], call: Any, tree: _PyTree, path: str
+                     ) -> list[TextEdit]:
+    """Keywords ``pairs`` (name, value source) added after the call's last argument, in the
+    call's own layout (module docstring)."""
     import libcst as cst
 
-    if not op.keyword.isidentifier():
-        raise FixError(f"not a keyword name: {op.keyword!r}")
+    for keyword, _value in pairs:
+        if not keyword.isidentifier():
+            raise FixError(f"not a keyword name: {keyword!r}")
+    args = list(call.args)
     lines = tree.lines
     text = tree.text
-    new = f"{op.keyword}={op.text}"
+    items = [f"{k}={v}" for k, v in pairs]
+    new = ", ".join(items)
     call_start, call_end = tree.range(call)
     if text[call_end - 1:call_end] != ")":
         raise FixError("a call whose closing parenthesis cannot be found")
@@ -366,9 +402,12 @@ def _append_keyword(op: EditOp, call: Any, args: list, tree: _PyTree, path: str)
             indent = re.match(r"[ \t]*", lines.line_text(close_line)).group(0)
             nl = newline_of(text)
             line_start = lines.starts[close_line - 1]
-            return [_edit(path, lines, line_start, line_start, f"{indent}    {new},{nl}")]
+            body = "".join(f"{indent}    {item},{nl}" for item in items)
+            return [_edit(path, lines, line_start, line_start, body)]
         return [_edit(path, lines, open_at, call_end - 1, new)]
     last = args[-1]
+    if len(args) == 1 and isinstance(last.value, cst.GeneratorExp) and not last.value.lpar:
+        raise FixError("a call whose only argument is a generator without parentheses")
     s, e = tree.range(last)
     comma = last.comma if isinstance(last.comma, cst.Comma) else None
     comma_end = tree.range(comma)[1] if comma is not None else e
@@ -388,7 +427,8 @@ def _append_keyword(op: EditOp, call: Any, args: list, tree: _PyTree, path: str)
         if insert_at == len(text) and not text.endswith(("\n", "\r")):  # pragma: no cover
             raise FixError("a call at the end of the file without a line break")
         trailing = "," if comma is not None else ""
-        edits.append(_edit(path, lines, insert_at, insert_at, f"{indent}{new}{trailing}{nl}"))
+        body = f",{nl}".join(f"{indent}{item}" for item in items)
+        edits.append(_edit(path, lines, insert_at, insert_at, f"{body}{trailing}{nl}"))
         return edits
     if comma is not None:
         # `f(a,)` -> `f(a, kw=v,)`; `f(a, )` -> `f(a, kw=v)`
@@ -516,10 +556,10 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
         found = None
         for key_node, value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == keys[depth]:
-                found = value_node
+                found = (key_node, value_node)
         if found is None:
             break
-        node = found
+        found_key, node = found
         depth += 1
     if depth == len(keys):
         if not isinstance(node, yaml.ScalarNode):
@@ -528,6 +568,12 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
         start, end = node.start_mark.index, node.end_mark.index
         if text[start:end] == new:
             return []
+        if start == end:  # `key:` with no value: the value goes after the colon
+            colon = text.find(":", found_key.end_mark.index)
+            if colon < 0:
+                raise FixError(f"{op.keyword}: the key's colon cannot be found")
+            start = end = colon + 1
+            new = " " + new
         return [_edit(path, lines, start, end, new)]
     return _yaml_add(node, keys[depth:], op.text, text, kind, lines, path)
 
@@ -799,16 +845,18 @@ def _cell_source(tokens: _SourceTokens) -> str:
 def _notebook_cell_edits(ops: Sequence[EditOp], text: str) -> dict[int, list[TextEdit]]:
     """Each op resolved against its cell's source: cell -> edits in cell coordinates."""
     cells = _code_cell_sources(text)
-    out: dict[int, list[TextEdit]] = {}
+    by_cell: dict[int, list[EditOp]] = {}
     for op in ops:
         cell = op.span.cell
         if cell is None or not 1 <= cell <= len(cells):
             raise FixError(f"no code cell {cell} in the notebook")
-        source = _cell_source(cells[cell - 1])
         if op.kind in ("yaml_set", "launch_set"):
             raise FixError(f"a {op.kind} edit in a notebook")
-        edits = _resolve_op(op, source, "python", path=op.span.path)
-        out.setdefault(cell, []).extend(edits)
+        by_cell.setdefault(cell, []).append(op)
+    out: dict[int, list[TextEdit]] = {}
+    for cell, cell_ops in by_cell.items():
+        out[cell] = _resolve_ops(cell_ops, _cell_source(cells[cell - 1]), "python",
+                                 path=cell_ops[0].span.path)
     for cell, edits in out.items():
         apply_edits(_cell_source(cells[cell - 1]), edits)  # overlap check
     return out
@@ -910,6 +958,14 @@ class FixPlan:
         return sorted(p for p in self.new if self.new[p] != self.old.get(p))
 
 
+def _conflict(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Edits of two fixes conflict when they overlap (:func:`edits_overlap`) or insert at one
+    point: the second fix is then left to the next pass (``--fix`` lints again and retries),
+    where it is placed against the text the first one left (two keywords appended to one
+    call, two keys added to one mapping)."""
+    return edits_overlap(a, b) or (a[0] == a[1] == b[0] == b[1])
+
+
 def plan(fixes: Sequence[Fix], read: Callable[[str], tuple[str, str]]) -> FixPlan:
     """Compose ``fixes`` in one pass, in order.
 
@@ -957,9 +1013,7 @@ def plan(fixes: Sequence[Fix], read: Callable[[str], tuple[str, str]]) -> FixPla
                             (*_offsets(e, lines), e) for e in edits]
                     resolved.extend(_notebook_edits(text, by_cell, path))
                 else:
-                    edits = []
-                    for op in ops:
-                        edits.extend(_resolve_op(op, text, kind))
+                    edits = _resolve_ops(ops, text, kind)
                     _check_disjoint(edits, text)
                     lines = _Lines(text)
                     pending_flat[path] = [(*_offsets(e, lines), e) for e in edits]
@@ -970,11 +1024,11 @@ def plan(fixes: Sequence[Fix], read: Callable[[str], tuple[str, str]]) -> FixPla
             overlap = False
             for path, items in pending_flat.items():
                 taken = accepted.get(path, [])
-                overlap |= any(edits_overlap((s, e), r) for s, e, _ in items for r in taken)
+                overlap |= any(_conflict((s, e), r) for s, e, _ in items for r in taken)
             for path, cells in pending_cells.items():
                 for cell, items in cells.items():
                     taken = accepted.get(f"{path}\0{cell}", [])
-                    overlap |= any(edits_overlap((s, e), r) for s, e, _ in items for r in taken)
+                    overlap |= any(_conflict((s, e), r) for s, e, _ in items for r in taken)
             if overlap:
                 result.outcomes.append(FixOutcome(fix, "overlaps", tuple(resolved),
                                                   "not applied: overlaps another fix"))

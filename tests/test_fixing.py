@@ -413,3 +413,24 @@ def test_read_source_text_refuses_links(tmp_path):
     (tmp_path / "l.py").symlink_to(target)
     with pytest.raises(OSError):
         read_source_text(str(tmp_path / "l.py"))
+
+
+def test_keywords_added_to_one_call_by_one_fix_go_together():
+    assert fixed("f()\n", "python", op("set_keyword", 1, 1, "1", "a"),
+                 op("set_keyword", 1, 1, "2", "b")) == "f(a=1, b=2)\n"
+    assert fixed("f(x)\n", "python", op("set_keyword", 1, 1, "1", "a"),
+                 op("set_keyword", 1, 1, "2", "b")) == "f(x, a=1, b=2)\n"
+    text = "F(\n    x=1\n)\n"
+    assert fixed(text, "python", op("set_keyword", 1, 1, "1", "a"),
+                 op("set_keyword", 1, 1, "2", "b")) == "F(\n    x=1,\n    a=1,\n    b=2\n)\n"
+    with pytest.raises(FixError):  # `sum(x for x in y, k=1)` would not parse
+        resolve(fix(op("set_keyword", 1, 1, "1", "k")), "sum(x for x in y)\n", "python")
+
+
+def test_two_fixes_inserting_at_one_point_are_left_to_the_next_pass():
+    text = "f()\n"
+    read = lambda p: (text, "python")  # noqa: E731
+    result = plan([fix(op("set_keyword", 1, 1, "1", "a")), fix(op("set_keyword", 1, 1, "2", "b"))],
+                  read)
+    assert [o.status for o in result.outcomes] == ["applied", "overlaps"]
+    assert result.new["f"] == "f(a=1)\n"
