@@ -233,6 +233,9 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
         return [_edit(path, lines, start, end, op.text)]
     if kind == "python":
         return _python_op(op, _PyTree(text), path)
+    if op.kind == "launch_set" and kind in ("shell", "yaml"):
+        # a launch line: a shell script, a Makefile recipe, a workflow's `run:` step
+        return _launch_set(op, text, path)
     if kind in ("yaml", "json"):
         if op.kind != "yaml_set":
             raise FixError(f"a {op.kind} edit in a {kind} file")
@@ -1044,6 +1047,10 @@ def plan(fixes: Sequence[Fix], read: Callable[[str], tuple[str, str]]) -> FixPla
             result.outcomes.append(FixOutcome(fix, "applied", tuple(resolved)))
         except (FixError, OSError, RecursionError) as exc:
             result.outcomes.append(FixOutcome(fix, "error", (), str(exc) or type(exc).__name__))
+        except Exception as exc:  # noqa: BLE001 - a bug here must not stop the other fixes
+            result.outcomes.append(FixOutcome(
+                fix, "error", (), f"internal error placing the fix ({type(exc).__name__}: "
+                                  f"{str(exc)[:200]}); please report it"))
     for path, edits in flat.items():
         result.new[path] = apply_edits(result.old[path], edits)
     for path, by_cell in cell_level.items():

@@ -434,3 +434,21 @@ def test_two_fixes_inserting_at_one_point_are_left_to_the_next_pass():
                   read)
     assert [o.status for o in result.outcomes] == ["applied", "overlaps"]
     assert result.new["f"] == "f(a=1)\n"
+
+
+def test_launch_set_in_a_workflow_run_step():
+    text = "jobs:\n  t:\n    steps:\n      - run: python train.py --fp16 True\n"
+    assert fixed(text, "yaml", op("launch_set", 4, text="False", keyword="--fp16")) == \
+        text.replace("--fp16 True", "--fp16 False")
+
+
+def test_an_unexpected_error_in_placing_a_fix_is_an_error_outcome(monkeypatch):
+    import lintlora.fixing as fixing
+
+    def boom(*args, **kwargs):
+        raise KeyError("bug")
+
+    monkeypatch.setattr(fixing, "_resolve_ops", boom)
+    result = plan([fix(op("set_keyword", 1, 1, "1", "k"))], lambda p: ("f()\n", "python"))
+    assert result.outcomes[0].status == "error" and "internal error" in result.outcomes[0].reason
+    assert result.changed() == []
