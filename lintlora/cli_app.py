@@ -422,18 +422,13 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
             from lintlora.cache import default_cache_dir
 
             cache_dir = default_cache_dir()
+
         def lint() -> Any:
             return lint_paths(list(paths), settings_for=resolver.for_path, jobs=jobs,
                               cache_dir=None if no_cache else cache_dir, keep_setups=show_setup,
                               verbose=verbose)
 
         result = lint()
-        fixed_status = None
-        applied: list = []
-        if fixing.active:
-            from lintlora.cli_fix import run_fix_modes
-
-            result, fixed_status, applied = run_fix_modes(fixing, result, lint, resolver.for_path)
     except ConfigError as exc:
         _fail(str(exc))
         return
@@ -444,7 +439,11 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
     if problem:
         click.echo(f"lintlora: warning: {for_terminal(problem)}", err=True)
 
-    if diff_ref:
+    def narrowed(result: Any) -> Any:
+        """``--diff-only``: the findings on the lines changed since REF (and only those are
+        fixed by --fix/--diff)."""
+        if not diff_ref:
+            return result
         from lintlora.gitdiff import GitDiffError, changed_lines, filter_result
 
         linted = set(result.files) | {f.span.path for f in result.findings} | \
@@ -455,7 +454,16 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
                 if linted else {}
         except GitDiffError as exc:
             raise click.BadParameter(for_terminal(str(exc)), param_hint="--diff-only") from None
-        result = filter_result(result, changed)
+        return filter_result(result, changed)
+
+    result = narrowed(result)
+    fixed_status = None
+    applied: list = []
+    if fixing.active:
+        from lintlora.cli_fix import run_fix_modes
+
+        result, fixed_status, applied = run_fix_modes(
+            fixing, result, lambda: narrowed(lint()), resolver.for_path)
 
     status = _show_setup_exit_code(result) if show_setup else result.exit_code()
     if fixed_status is not None:

@@ -267,3 +267,16 @@ def test_pre_commit_hook_fixes_fails_then_passes(work):
     again = subprocess.run([pre_commit, "run", "--all-files"], cwd=work, env=env,
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_fix_with_diff_only_fixes_only_the_changed_lines(work):
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t", GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+    shutil.rmtree(work / ".git")
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True, env=env)
+    subprocess.run(["git", "add", "-A"], cwd=work, check=True, env=env)
+    subprocess.run(["git", "commit", "-qm", "base"], cwd=work, check=True, env=env)
+    (work / "train.py").write_text(TRAIN.replace("r=64", "r=32"))  # only line 8 changes
+    result = invoke("train.py", "--fix", "--unsafe-fixes", "--diff-only", "HEAD")
+    text = (work / "train.py").read_text()
+    assert "r=8" in text and "fp16=True" in text, result.output  # line 6's fix is not applied
