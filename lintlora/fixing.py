@@ -192,6 +192,8 @@ def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None =
     that several ops add to one call are added together (one edit, in the ops' order)."""
     if kind != "python":
         return [e for op in ops for e in _resolve_op(op, text, kind, path)]
+    if any(op.span.cell is not None for op in ops) and path is None:
+        ops = _databricks_file_spans(ops, text)
     import libcst as cst
 
     tree: _PyTree | None = None
@@ -221,6 +223,28 @@ def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None =
 
 def _check_disjoint(edits: Sequence[TextEdit], text: str) -> None:
     apply_edits(text, edits)  # raises FixError on overlap
+
+
+def _databricks_file_spans(ops: Sequence[EditOp], text: str) -> list[EditOp]:
+    """Ops on a Databricks notebook source (a ``.py`` file read by cell: spans carry ``cell``
+    and a line within it) with their spans as file lines (the cells' lines are the file's)."""
+    from lintlora.extract.databricks import databricks_cell_lines
+
+    cells = databricks_cell_lines(text)
+    out = []
+    for op in ops:
+        span = op.span
+        if span.cell is None:
+            out.append(op)
+            continue
+        lines = cells.get(span.cell)
+        last = span.last_line
+        if not lines or not 1 <= span.line <= len(lines) or not 1 <= last <= len(lines):
+            raise FixError(f"no line {span.line} in cell {span.cell}")
+        out.append(dataclasses.replace(op, span=dataclasses.replace(
+            span, line=lines[span.line - 1],
+            end_line=None if span.end_line is None else lines[last - 1], cell=None)))
+    return out
 
 
 def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> list[TextEdit]:

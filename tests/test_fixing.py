@@ -452,3 +452,16 @@ def test_an_unexpected_error_in_placing_a_fix_is_an_error_outcome(monkeypatch):
     result = plan([fix(op("set_keyword", 1, 1, "1", "k"))], lambda p: ("f()\n", "python"))
     assert result.outcomes[0].status == "error" and "internal error" in result.outcomes[0].reason
     assert result.changed() == []
+
+
+def test_databricks_notebook_source_spans_are_cell_lines():
+    from lintlora.extract.notebook import extract_databricks
+
+    text = ("# Databricks notebook source\nfrom transformers import TrainingArguments\n\n"
+            "# COMMAND ----------\n\nargs = TrainingArguments(output_dir='o', fp16=True)\n")
+    [setup] = list(extract_databricks("d.py", text))
+    key = setup.get("training.fp16").key_span
+    assert key.cell == 2
+    out = fixed(text, "python", EditOp("rename_keyword", key, "bf16", "fp16"),
+                EditOp("set_keyword", key, "True", "gradient_checkpointing"))
+    assert out == text.replace("fp16=True)", "bf16=True, gradient_checkpointing=True)")
