@@ -392,6 +392,8 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 a usage error, a report that
     cannot be written (-o refused, a full disk, standard output closed) or an internal error.
+    With --fix: the status of what remains; --diff: 1 when it would change something;
+    --fix-only: 0.
     """
     if not paths:
         click.echo("lintlora: no paths given; nothing to lint (try `lintlora --help`)", err=True)
