@@ -390,6 +390,12 @@ def _keyword_op(op: EditOp, call: Any, tree: _PyTree, path: str) -> list[TextEdi
     if index + 1 < len(args):  # inline, not last: the argument, its comma and the space after
         next_start = tree.range(args[index + 1])[0]
         if lines.position(next_start)[0] != lines.position(comma_end)[0]:
+            # the next argument is on a later line: this one ends its line, so the space
+            # before it goes too (no trailing space is left)
+            if index > 0 and isinstance(args[index - 1].comma, cst.Comma):
+                prev_comma_end = tree.range(args[index - 1].comma)[1]
+                if lines.position(prev_comma_end)[0] == lines.position(s)[0]:
+                    return [_edit(path, lines, prev_comma_end, comma_end, "")]
             next_start = comma_end
         return [_edit(path, lines, s, next_start, "")]
     if index > 0:  # inline, last: from the previous argument's end (its comma goes)
@@ -457,6 +463,14 @@ def _append_keywords(pairs: list[tuple[str, str]], call: Any, tree: _PyTree, pat
         body = f",{nl}".join(f"{indent}{item}" for item in items)
         edits.append(_edit(path, lines, insert_at, insert_at, f"{body}{trailing}{nl}"))
         return edits
+    aligned = (not text[line_start:s].strip() and close_line == end_line
+               and lines.position(call_start)[0] < last_line and comma is None)
+    if aligned:
+        # continuation lines aligned under the first argument, the parenthesis closing the
+        # last one: `F(a=1,\n  b=2)` -> `F(a=1,\n  b=2,\n  kw=v)`
+        indent = text[line_start:s]
+        nl = newline_of(text)
+        return [_edit(path, lines, e, e, "".join(f",{nl}{indent}{item}" for item in items))]
     if comma is not None:
         # `f(a,)` -> `f(a, kw=v,)`; `f(a, )` -> `f(a, kw=v)`
         rest = text[comma_end:call_end - 1]

@@ -465,3 +465,12 @@ def test_databricks_notebook_source_spans_are_cell_lines():
     out = fixed(text, "python", EditOp("rename_keyword", key, "bf16", "fp16"),
                 EditOp("set_keyword", key, "True", "gradient_checkpointing"))
     assert out == text.replace("fp16=True)", "bf16=True, gradient_checkpointing=True)")
+
+
+def test_aligned_continuation_calls_get_a_new_aligned_line():
+    text = 'b = B(load_in_4bit=True, quant="nf4",\n      dtype=torch.bfloat16)\n'
+    assert fixed(text, "python", op("set_keyword", 1, 5, "torch.bfloat16", "storage")) == \
+        'b = B(load_in_4bit=True, quant="nf4",\n      dtype=torch.bfloat16,\n      storage=torch.bfloat16)\n'
+    text = 'a = T(out="o", bs=2, fp16=True,\n      gc=True)\n'
+    assert fixed(text, "python", op("remove_keyword", 1, 5, keyword="fp16")) == \
+        'a = T(out="o", bs=2,\n      gc=True)\n'
