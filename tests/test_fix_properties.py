@@ -141,11 +141,14 @@ def test_notebook_edits_change_only_cell_sources(which, rng, mutate):
         nb = json.loads(text)
     except ValueError:
         assume(False)
-    cells = [c for c in nb.get("cells", []) if isinstance(c, dict) and c.get("cell_type") == "code"]
+    assume(isinstance(nb, dict) and isinstance(nb.get("cells"), list))
+    cells = [c for c in nb["cells"] if isinstance(c, dict) and c.get("cell_type") == "code"]
     assume(cells)
     index = rng.randrange(len(cells))
     source = cells[index].get("source", "")
-    source = "".join(source) if isinstance(source, list) else source
+    if isinstance(source, list):
+        assume(all(isinstance(x, str) for x in source))
+        source = "".join(source)
     assume(isinstance(source, str) and source.strip() and _parses_python(source))
     ops = _python_ops(source, rng, "n.ipynb", cell=index + 1)
     assume(ops)
