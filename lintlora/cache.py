@@ -116,7 +116,7 @@ __all__ = [
 FORMAT = 5
 """Version of the entry format (the ``v5`` folder and the ``format`` field). 3: signed
 entries, inputs by content; 4: findings' related locations, spans in the run's other files
-(a launch line); 5: findings' ``autofix`` (issue 17: title, safety, edit ops)."""
+(a launch line); 5: findings' autofixes (issue 17)."""
 
 MAX_ENTRY_BYTES = 8 * 2**20
 """Largest entry read or written, in bytes (8 MiB). Real entries are tiny (the largest over the

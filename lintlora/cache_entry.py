@@ -61,10 +61,8 @@ _RESULT_FIELDS = frozenset({"path", "kind", "linted", "findings", "errors", "not
 _FINDING_FIELDS = frozenset({"code", "name", "severity", "span", "message", "fix", "estimate",
                              "rests_on", "related", "autofix"})
 _AUTOFIX_FIELDS = frozenset({"title", "safety", "ops"})
-_OP_KINDS = frozenset({"replace", "set_keyword", "remove_keyword", "rename_keyword", "insert_after",
-                       "delete_statement", "yaml_set", "launch_set"})
 _MAX_OPS = 64
-"""Edit ops kept per fix in an entry (more is not a fix lintlora writes)."""
+"""Edit operations kept per autofix in an entry (lintlora's fixes have a few)."""
 _MAX_RELATED = 64
 """Related locations kept per finding in an entry (more is not a finding lintlora writes)."""
 _ESTIMATE_FIELDS = frozenset({"peak_bytes", "peak_after_fix_bytes", "gpu", "gpu_memory_bytes",
@@ -94,7 +92,8 @@ def _finding_json(finding: Any) -> dict:
         "related": [[_span_json(r.span), r.message] for r in finding.related],
         "autofix": None if finding.autofix is None else {
             "title": finding.autofix.title, "safety": finding.autofix.safety.value,
-            "ops": [[op.kind, _span_json(op.span), op.text, op.keyword] for op in finding.autofix.ops],
+            "ops": [[op.kind, _span_json(op.span), op.text, op.keyword]
+                    for op in finding.autofix.ops],
         },
     }
 
@@ -261,29 +260,26 @@ class _Reader:
         return tuple(out)
 
     def autofix(self, data: Any) -> Any:
-        """A finding's fix: its title, safety and ops; an op's span is in the file or in one of
-        the run's other files (the launch script)."""
+        """An autofix: title, safety (``safe``/``unsafe``) and at most :data:`_MAX_OPS` ops
+        ``[kind, span, text, keyword]``, each kind one :mod:`lintlora.fixing` places, each
+        span the file's own or one of the run's inputs (:meth:`span`)."""
         from lintlora.findings import EditOp, Fix, FixSafety
-        from lintlora.training_setup import Span
+        from lintlora.fixing import KINDS
 
         if data is None:
             return None
         self.fields(data, _AUTOFIX_FIELDS)
         if data["safety"] not in ("safe", "unsafe"):
-            raise _Invalid("a safety")
+            raise _Invalid("a fix safety")
         entries = self.items(data["ops"])
-        if not entries or len(entries) > _MAX_OPS:
-            raise _Invalid("a number of ops")
+        if not 1 <= len(entries) <= _MAX_OPS:
+            raise _Invalid("a fix's edit count")
         ops = []
         for entry in entries:
             kind, span, text, keyword = self.items(entry, 4)
-            if kind not in _OP_KINDS:
-                raise _Invalid("an op kind")
-            path, line, column, end_line, end_column, cell = self.items(span, 6)
-            ops.append(EditOp(kind, Span(self.run_path(path), self.position(line), self.position(column),
-                                         self.opt_position(end_line), self.opt_position(end_column),
-                                         self.opt_position(cell)),
-                              self.text(text), self.opt_text(keyword)))
+            if kind not in KINDS:
+                raise _Invalid("an edit kind")
+            ops.append(EditOp(kind, self.span(span), self.text(text), self.opt_text(keyword)))
         return Fix(self.text(data["title"]), FixSafety(data["safety"]), tuple(ops))
 
     def finding(self, data: Any) -> Any:

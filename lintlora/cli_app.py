@@ -351,6 +351,18 @@ class _LintPath(click.Path):
               help="Print the extracted training setups instead of findings.")
 @click.option("--diff-only", "--changed-since", "diff_ref", metavar="REF",
               help="Report only findings on lines changed since git REF (review-bot mode).")
+@click.option("--fix", "fix", is_flag=True,
+              help="Apply the safe autofixes, lint again and report what remains.")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="With --fix/--diff, also apply the unsafe fixes (they change what trains or "
+                   "the numerics); alone, show which findings have one.")
+@click.option("--diff", "fix_diff", is_flag=True,
+              help="Print the unified diff --fix would write and change nothing (exit status "
+                   "1 when it would change something).")
+@click.option("--fix-only", is_flag=True,
+              help="Apply the fixes as --fix does, and report no findings (exit status 0).")
+@click.option("--show-fixes", is_flag=True,
+              help="List the fixes applied (with --fix) or available, per finding.")
 @click.option("--max-file-size", metavar="SIZE", help="Skip files larger than SIZE (e.g. 5MiB, at most 1GiB) [default: 5MiB].")
 @click.option("--jobs", "-j", type=BoundedInt(min=1, max=MAX_JOBS), metavar="N",
               help="Worker processes for many files [default: one per CPU].")
@@ -374,11 +386,14 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
           config_path: str | None,
           no_config: bool, show_setup: bool, diff_ref: str | None, color: bool | None,
           jobs: int | None, cache_dir: str | None, no_cache: bool, verbose: bool,
-          **opts: Any) -> None:
+          fix: bool = False, unsafe_fixes: bool = False, fix_diff: bool = False,
+          fix_only: bool = False, show_fixes: bool = False, **opts: Any) -> None:
     """Lint PATH... (files and folders: *.py, *.ipynb, *.yaml, *.yml; .json when named).
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 a usage error, a report that
     cannot be written (-o refused, a full disk, standard output closed) or an internal error.
+    With --fix: the status of what remains; --diff: 1 when it would change something;
+    --fix-only: 0.
     """
     if not paths:
         click.echo("lintlora: no paths given; nothing to lint (try `lintlora --help`)", err=True)
@@ -387,6 +402,14 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
     if show_setup and fmt not in _SHOW_SETUP_FORMATS:
         raise click.UsageError(f"--show-setup prints {' or '.join(_SHOW_SETUP_FORMATS)}, not "
                                f"--format {fmt} (that format is for findings)")
+    from lintlora.cli_fix import FixOptions
+
+    fixing = FixOptions(fix, fix_only, fix_diff, unsafe_fixes, show_fixes)
+    if show_setup and (fixing.active or show_fixes):
+        raise click.UsageError("--show-setup prints the setups; it does not fix (leave out "
+                               "--fix, --fix-only, --diff, --show-fixes)")
+    if fix_diff and fixing.fix:
+        raise click.UsageError("--diff shows what --fix would change: give one of them")
     from lintlora.config import ConfigError, SettingsResolver
     from lintlora.engine import lint_paths
 
@@ -401,9 +424,13 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
             from lintlora.cache import default_cache_dir
 
             cache_dir = default_cache_dir()
-        result = lint_paths(list(paths), settings_for=resolver.for_path, jobs=jobs,
-                            cache_dir=None if no_cache else cache_dir, keep_setups=show_setup,
-                            verbose=verbose)
+
+        def lint() -> Any:
+            return lint_paths(list(paths), settings_for=resolver.for_path, jobs=jobs,
+                              cache_dir=None if no_cache else cache_dir, keep_setups=show_setup,
+                              verbose=verbose)
+
+        result = lint()
     except ConfigError as exc:
         _fail(str(exc))
         return
@@ -414,7 +441,11 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
     if problem:
         click.echo(f"lintlora: warning: {for_terminal(problem)}", err=True)
 
-    if diff_ref:
+    def narrowed(result: Any) -> Any:
+        """``--diff-only``: the findings on the lines changed since REF (and only those are
+        fixed by --fix/--diff)."""
+        if not diff_ref:
+            return result
         from lintlora.gitdiff import GitDiffError, changed_lines, filter_result
 
         linted = set(result.files) | {f.span.path for f in result.findings} | \
@@ -425,10 +456,26 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
                 if linted else {}
         except GitDiffError as exc:
             raise click.BadParameter(for_terminal(str(exc)), param_hint="--diff-only") from None
-        result = filter_result(result, changed)
+        return filter_result(result, changed)
+
+    result = narrowed(result)
+    fixed_status = None
+    applied: list = []
+    if fixing.active:
+        from lintlora.cli_fix import run_fix_modes
+
+        result, fixed_status, applied = run_fix_modes(
+            fixing, result, lambda: narrowed(lint()), resolver.for_path)
 
     status = _show_setup_exit_code(result) if show_setup else result.exit_code()
-    _write_report(result, fmt, output, force, show_setup, color, paths, status)
+    if fixed_status is not None:
+        status = fixed_status
+    if not (fixing.diff or fixing.fix_only):
+        _write_report(result, fmt, output, force, show_setup, color, paths, status)
+    if not show_setup:
+        from lintlora.cli_fix import summary
+
+        summary(fixing, result, applied, resolver.for_path)
     if output and fmt != "text":
         # a short human line on stderr so CI logs show what happened
         click.echo(f"lintlora: {len(result.findings)} finding(s) in {len(result.files)} file(s); "

@@ -26,6 +26,8 @@ Keys (kebab-case, as in the file)::
     cpus = 16                       # 1 to 8192
     max-file-size = "5MiB"          # or a number of bytes; at most 1 GiB
     versions = { transformers = "4.46", bitsandbytes = "0.41.1" }  # releases the run uses
+    fixable = ["LL"]                # rules whose autofixes --fix applies (default: all)
+    unfixable = ["LL003"]           # rules whose autofixes it never applies
 
 Paths and glob patterns in the file are relative to the file's folder. Unknown keys, values of
 the wrong type or out of range (the ranges and why: :mod:`lintlora.limits`), unknown rule codes
@@ -73,7 +75,8 @@ __all__ = [
 
 CONFIG_KEYS = (
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "fail-on", "gpu",
-    "gpu-memory", "model", "model-config", "cpus", "max-file-size", "versions",
+    "gpu-memory", "model", "model-config", "cpus", "max-file-size", "versions", "fixable",
+    "unfixable",
 )
 """Every key ``[tool.lintlora]`` accepts."""
 
@@ -297,7 +300,7 @@ def _convert(key: str, value: Any, where: str, root: str, known_codes: Iterable[
              confine_to: str | None = None) -> tuple[str, Any]:
     """One ``[tool.lintlora]`` entry -> (Settings field name, converted value); a
     ``model-config`` must lie in ``confine_to`` when given."""
-    if key in ("select", "ignore", "extend-select"):
+    if key in ("select", "ignore", "extend-select", "fixable", "unfixable"):
         codes = parse_codes(value, where)
         if known_codes is not None:
             validate_codes(codes, known_codes, where)

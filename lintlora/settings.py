@@ -56,6 +56,9 @@ class Settings:
             ``--assume-version PKG=VER`` or ``[tool.lintlora] versions = {PKG = "VER"}`` (the flag
             winning per package), validated with ``packaging``; they override the project's
             pins (:meth:`lintlora.context.Context.library_version`).
+        fixable, unfixable: the rule codes or prefixes whose autofixes ``--fix`` may apply
+            (``fixable=None``: every rule's) and those it never applies (issue 17; ruff's
+            ``fixable``/``unfixable``); ``unfixable`` wins.
         version_flags: the packages of ``assume_versions`` given with ``--assume-version`` (the
             others came from ``[tool.lintlora] versions``), for the messages' "where".
     """
@@ -81,6 +84,8 @@ class Settings:
     use_cache: bool = True
     assume_versions: tuple[tuple[str, str], ...] = ()
     version_flags: tuple[str, ...] = ()
+    fixable: tuple[str, ...] | None = None
+    unfixable: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)
 
 

@@ -32,11 +32,12 @@ BAD_CONFIG = textwrap.dedent("""\
 """)
 
 
-def _manifest_hook() -> dict:
+def _manifest_hook(hook_id: str = "lintlora") -> dict:
     from pre_commit.clientlib import load_manifest
 
-    (hook,) = load_manifest(os.path.join(REPO, ".pre-commit-hooks.yaml"))
-    return hook
+    hooks = {h["id"]: h for h in load_manifest(os.path.join(REPO, ".pre-commit-hooks.yaml"))}
+    assert set(hooks) == {"lintlora", "lintlora-fix"}  # lintlora-fix: issue 17's --fix hook
+    return hooks[hook_id]
 
 
 def test_manifest_is_valid_and_as_documented():
@@ -49,6 +50,10 @@ def test_manifest_is_valid_and_as_documented():
     assert hook["pass_filenames"] is True
     # one lintlora process for all the files (it parallelises itself), so one summary line
     assert hook["require_serial"] is True
+    fixing = _manifest_hook("lintlora-fix")
+    assert fixing["entry"] == "lintlora check --fix --paths-last"
+    assert {k: v for k, v in fixing.items() if k not in ("id", "name", "entry", "description")} \
+        == {k: v for k, v in hook.items() if k not in ("id", "name", "entry", "description")}
 
 
 @pytest.fixture

@@ -6,12 +6,9 @@ TRL, plain torch, notebook, a YAML dialect) gives findings of ``CODE`` that each
 
 - every finding of the fixture's rule carries a fix whose title and safety the rule declares
   (``Rule.fixes``) and whose ops are the ones :data:`OPS` pins (kind, keyword, text, span);
-- applying the ops gives the ``.fixed`` file byte for byte, and linting that file again
-  reports none of the rule's findings (the fix is idempotent by construction). The ops are
-  applied by :func:`apply_ops`, a minimal applier that lives only in this module to check the
-  expected files; the real applier, :mod:`lintlora.fixing` (``resolve``/``apply_edits``), is
-  checked against the same files by :func:`test_the_applier_gives_the_fixed_file`, which is
-  skipped until ``lintlora.fixing.resolve`` exists.
+- the applier (:mod:`lintlora.fixing`: ``resolve``/``apply_edits``) gives the ``.fixed`` file
+  byte for byte, and linting that file again reports none of the rule's findings (the fix is
+  idempotent by construction).
 """
 
 from __future__ import annotations
@@ -20,9 +17,7 @@ import json
 import re
 from pathlib import Path
 
-import libcst as cst
 import pytest
-from libcst.metadata import MetadataWrapper, PositionProvider
 from rules_support import ROOT, lint, read_header, settings_from_args
 
 from lintlora.findings import EditOp, FixSafety
@@ -145,152 +140,6 @@ class _Lines:
         return re.match(r"[ \t]*", self.text[start:]).group(0)
 
 
-def _positions(text: str):
-    wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-    return wrapper, wrapper.resolve(PositionProvider)
-
-
-def _call_at(text: str, op: EditOp):
-    wrapper, pos = _positions(text)
-    want = (op.span.line, op.span.column - 1)  # the start: earlier ops of the fix may move the end
-    for node, r in pos.items():
-        if isinstance(node, cst.Call) and (r.start.line, r.start.column) == want:
-            return node, pos
-    raise AssertionError(f"no call at {want}")
-
-
-def _statement_at(text: str, op: EditOp):
-    _wrapper, pos = _positions(text)
-    best = None
-    for node, r in pos.items():
-        if isinstance(node, cst.SimpleStatementLine) and r.start.line <= op.span.line <= r.end.line:
-            if best is None or r.start.line >= best[1].start.line:
-                best = (node, r)
-    assert best is not None, f"no statement at line {op.span.line}"
-    return best[1]
-
-
-def _splice(text: str, start: int, end: int, new: str) -> str:
-    return text[:start] + new + text[end:]
-
-
-def _apply_python(text: str, op: EditOp) -> str:
-    lines = _Lines(text)
-    if op.kind == "replace":
-        return _splice(text, lines.offset(op.span.line, op.span.column),
-                       lines.offset(op.span.end_line, op.span.end_column), op.text)
-    if op.kind in ("set_keyword", "remove_keyword", "rename_keyword"):
-        call, pos = _call_at(text, op)
-        args = list(call.args)
-        found = [a for a in args if a.keyword is not None and a.keyword.value == op.keyword]
-
-        def off(p):
-            return lines.offset(p.line, p.column + 1)
-        if op.kind == "rename_keyword":
-            r = pos[found[0].keyword]
-            return _splice(text, off(r.start), off(r.end), op.text)
-        if op.kind == "remove_keyword":
-            i = args.index(found[0])
-            end = off(pos[found[0].value].end)
-            start = off(pos[args[i - 1].value].end) if i > 0 else off(pos[found[0]].start)
-            if i == 0 and len(args) > 1:
-                end = off(pos[args[1]].start)
-            return _splice(text, start, end, "")
-        if found:
-            r = pos[found[0].value]
-            return _splice(text, off(r.start), off(r.end), op.text)
-        new = f"{op.keyword}={op.text}"
-        if not args:
-            r = pos[call]
-            close = off(r.end) - 1
-            return _splice(text, close, close, new)
-        last = args[-1]
-        value_end = pos[last.value].end
-        if value_end.line > pos[call].start.line:  # one argument a line: a new line
-            indent = lines.indent(pos[last].start.line)
-            if isinstance(last.comma, cst.Comma):
-                at = text.index(",", off(value_end)) + 1
-                return _splice(text, at, at, f"\n{indent}{new},")
-            return _splice(text, off(value_end), off(value_end), f",\n{indent}{new}")
-        return _splice(text, off(value_end), off(value_end), f", {new}")
-    if op.kind == "insert_after":
-        r = _statement_at(text, op)
-        end = lines.offset(r.end.line, r.end.column + 1)
-        newline = re.search(r"\r\n|\r|\n", text).group(0)
-        return _splice(text, end, end, f"{newline}{lines.indent(r.start.line)}{op.text}")
-    if op.kind == "delete_statement":
-        r = _statement_at(text, op)
-        return _splice(text, lines.starts[r.start.line - 1], lines.line_end(r.end.line), "")
-    raise AssertionError(f"op {op.kind} not handled by the test applier")
-
-
-def _apply_yaml(text: str, op: EditOp) -> str:
-    parts = op.keyword.split(".")
-    lines = text.splitlines(keepends=True)
-
-    def find(key: str, start: int, stop: int, indent: str) -> int | None:
-        for i in range(start, stop):
-            if re.match(rf"{re.escape(indent)}{re.escape(key)}\s*:", lines[i]):
-                return i
-        return None
-
-    def block_end(i: int, indent: str) -> int:
-        j = i + 1
-        while j < len(lines) and (lines[j].strip() == "" or lines[j].startswith(indent + " ")
-                                  or lines[j].lstrip().startswith("#") and lines[j].startswith(indent + " ")):
-            j += 1
-        while j > i + 1 and lines[j - 1].strip() == "":
-            j -= 1
-        return j
-
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    start, stop, indent = 0, len(lines), ""
-    for depth, key in enumerate(parts):
-        i = find(key, start, stop, indent)
-        last = depth == len(parts) - 1
-        if i is None:
-            block = "".join(f"{indent}{'  ' * k}{p}:" + (f" {op.text}\n" if k == len(parts) - depth - 1 else "\n")
-                            for k, p in enumerate(parts[depth:]))
-            lines.insert(stop, block)
-            return "".join(lines)
-        if last:
-            m = re.match(rf"({re.escape(indent)}{re.escape(key)}\s*:\s*)([^#\n]*?)(\s*(#.*)?\r?\n)$", lines[i])
-            assert m, lines[i]
-            lines[i] = m.group(1) + op.text + m.group(3)
-            return "".join(lines)
-        stop = block_end(i, indent)
-        start = i + 1
-        child = re.match(r"[ ]*", lines[start]).group(0) if start < stop else indent + "  "
-        indent = child
-    raise AssertionError("unreachable")
-
-
-def apply_ops(path: Path, ops: list[EditOp]) -> str:
-    """The file after ``ops``, applied one by one from the last position to the first (so the
-    spans of the earlier ones stay valid); a notebook's ops apply to their cell's source."""
-    text = path.read_text(encoding="utf-8")
-    ordered = sorted(ops, key=lambda o: (o.span.cell or 0, o.span.line, o.span.column), reverse=True)
-    if path.suffix in (".yml", ".yaml"):
-        for op in ordered:
-            text = _apply_yaml(text, op)
-        return text
-    if path.suffix == ".ipynb":
-        nb = json.loads(text)
-        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-        for op in ordered:
-            cell = code[op.span.cell - 1]
-            source = "".join(cell["source"])
-            new = _apply_python(source, op)
-            cell["source"] = new.splitlines(keepends=True)
-        return json.dumps(nb, indent=1, ensure_ascii=False) + ("\n" if text.endswith("\n") else "")
-    for op in ordered:
-        text = _apply_python(text, op)
-    return text
-
-
-# ---- the tests -------------------------------------------------------------------------------
-
 def test_there_is_a_fixture_per_fixable_rule():
     from lintlora.engine import available_rules
 
@@ -337,8 +186,12 @@ def test_the_findings_carry_the_pinned_ops(path):
 
 @pytest.mark.parametrize("path", SOURCES, ids=_key)
 def test_the_ops_give_the_fixed_file_and_the_finding_is_gone(path, tmp_path):
-    ops = [op for f in _findings(path) for op in f.autofix.ops]
-    fixed = apply_ops(path, ops)
+    from lintlora import fixing
+
+    text = path.read_text(encoding="utf-8")
+    kind = {".py": "python", ".ipynb": "notebook"}.get(path.suffix, "yaml")
+    edits = [e for f in _findings(path) for e in fixing.resolve(f.autofix, text, kind)]
+    fixed = fixing.apply_edits(text, edits)
     assert fixed == _fixed(path).read_text(encoding="utf-8")
     # re-lint the fixed file under the fixture's settings: the rule is silent (idempotence)
     again = tmp_path / path.name
@@ -356,20 +209,6 @@ def test_fixes_are_all_safe_but_the_launch_one():
             assert isinstance(safety, FixSafety)
             if "launch command" in title:
                 assert safety is FixSafety.UNSAFE
-
-
-def test_the_applier_gives_the_fixed_file():
-    """:mod:`lintlora.fixing` (fixa's applier) on the same fixtures; skipped until it exists."""
-    fixing = pytest.importorskip("lintlora.fixing")
-    if not hasattr(fixing, "resolve") or not hasattr(fixing, "apply_edits"):
-        pytest.skip("lintlora.fixing.resolve is not implemented yet (issue 17's applier)")
-    for path in SOURCES:
-        text = path.read_text(encoding="utf-8")
-        kind = {".py": "python", ".ipynb": "notebook"}.get(path.suffix, "yaml")
-        edits = []
-        for f in _findings(path):
-            edits.extend(fixing.resolve(f.autofix, text, kind))
-        assert fixing.apply_edits(text, edits) == _fixed(path).read_text(encoding="utf-8"), path
 
 
 def test_a_value_set_at_launch_is_fixed_in_the_launch_command_as_unsafe(tmp_path):

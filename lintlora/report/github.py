@@ -81,6 +81,9 @@ def annotation(finding: Finding, cell_lines: dict | None = None,
         message += "\n" + related_text(related)
     if finding.fix:
         message += "\nFix: " + finding.fix
+    if finding.autofix is not None:  # issue 17: `lintlora --fix` applies it
+        flag = "--fix" if finding.autofix.safety.value == "safe" else "--fix --unsafe-fixes"
+        message += f"\nAutofix ({finding.autofix.safety.value}, lintlora {flag}): {finding.autofix.title}"
     if help_uri:
         message += "\nRule: " + help_uri
     return _command(_COMMAND[finding.severity], props, message)

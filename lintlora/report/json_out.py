@@ -13,6 +13,12 @@ Shape::
                    "related": [{"path", "line", "column", "message"}, ...]
                               (only when the finding has related locations: the launch of
                               its run, "launched by run.sh:3"; a launch line a value came from)
+                   "autofix": {"title", "safety": "safe" | "unsafe",
+                               "edits": [{"path", "line", "column", "end_line", "end_column",
+                                          "new_text"}, ...]}
+                              (only when the rule offers the fix as source changes; ``fix``
+                              stays the remedy in words; ``edits`` is empty when the fix
+                              cannot be placed in the files as they are)
                   }, ...],
      "errors": [{"code", "path", "line", "column", "message"}, ...],
      "notices": [{"code", "path", "line", "column", "message"}, ...]}
@@ -44,8 +50,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["render", "finding_to_json", "error_to_json", "to_json"]
 
 
-def finding_to_json(finding: Finding) -> dict[str, Any]:
-    """One finding as the README documents it."""
+def finding_to_json(finding: Finding, result: "RunResult | None" = None) -> dict[str, Any]:
+    """One finding as the README documents it (``result``: the run, whose memo of resolved
+    fix edits :func:`lintlora.report.fixes.fix_edits` keeps)."""
     span = finding.span
     item: dict[str, Any] = {
         "code": finding.code,
@@ -66,6 +73,10 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
         item["related"] = [{"path": display_path(r.span.path), "line": r.span.line,
                             "column": r.span.column, "message": r.message}
                            for r in finding.related]
+    if finding.autofix is not None:
+        from lintlora.report.fixes import fix_to_json
+
+        item["autofix"] = fix_to_json(result, finding)
     return item
 
 
@@ -82,7 +93,7 @@ def to_json(result: "RunResult") -> dict[str, Any]:
     return {
         "version": __version__,
         "files": [display_path(p) for p in result.files],
-        "findings": [finding_to_json(f) for f in result.findings],
+        "findings": [finding_to_json(f, result) for f in result.findings],
         "errors": [error_to_json(e) for e in result.errors],
         "notices": [error_to_json(n) for n in result.notices],
     }

@@ -80,6 +80,38 @@ def _peaks(finding: Finding) -> tuple[str, str, str]:
     return now, after_text, gpu
 
 
+def _fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks in ``text``."""
+    longest = max((len(m.group(0)) for m in re.finditer("`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _suggestions(result: "RunResult") -> list[str]:
+    """The autofixes as GitHub ``suggestion`` blocks (issue 17): per fix, the lines it changes
+    as they read after it, which a reviewer can apply from a review comment on those lines
+    (a suggestion replaces the lines the comment covers: ``path`` lines ``first``-``last``)."""
+    from lintlora.report.fixes import suggestion
+
+    out: list[str] = []
+    for finding in result.findings:
+        if finding.autofix is None or finding.span.cell is not None:
+            continue
+        found = suggestion(result, finding)
+        if found is None:
+            continue
+        path, first, last, new = found
+        lines_ref = f"line {first}" if first == last else f"lines {first}-{last}"
+        fence = _fence(new)
+        body = new if new.endswith("\n") or not new else new + "\n"
+        out.extend(["", f"<details><summary>Autofix for {markdown_text(finding.code)} at "
+                    f"{_code(location(finding))}: {markdown_text(finding.autofix.title)} "
+                    f"({finding.autofix.safety.value}; {_code(display_path(path))} "
+                    f"{lines_ref})</summary>", "",
+                    f"{fence}suggestion", body.replace("\r\n", "\n").rstrip("\n"), fence, "",
+                    "</details>"])
+    return out
+
+
 def to_markdown(result: "RunResult") -> str:
     """The comment body."""
     urls = {}
@@ -119,6 +151,7 @@ def to_markdown(result: "RunResult") -> str:
                              + (f"<br><sub>{markdown_text(memory)}</sub>" if memory else ""))
             lines.append("")
             lines.append("</details>")
+        lines.extend(_suggestions(result))
     elif not_parsed:
         lines.append(f"### lintlora: no problems found in {plural(n_files, 'checked file')}")
     else:

@@ -112,7 +112,35 @@ def _region(finding: Finding, cell_lines: dict | None) -> dict[str, Any]:
     return region
 
 
-def _result(finding: Finding, index: dict[str, int], cell_lines: dict | None) -> dict[str, Any]:
+def _fixes(finding: Finding, result: Any) -> list[dict[str, Any]]:
+    """SARIF 2.1.0 §3.55 ``fix`` objects: the autofix's edits as ``artifactChanges``, one per
+    file, each edit a ``replacement`` of a ``deletedRegion`` (start line and column, end line
+    and column, columns in characters, end exclusive; an insertion is an empty region) by
+    ``insertedContent``; the safety in ``properties.safety``."""
+    if finding.autofix is None:
+        return []
+    from lintlora.report.fixes import fix_edits
+
+    edits = fix_edits(result, finding)
+    if not edits:
+        return []
+    changes: dict[str, list] = {}
+    for edit in edits:
+        region: dict[str, Any] = {"startLine": edit.line, "startColumn": edit.column,
+                                  "endLine": edit.end_line, "endColumn": edit.end_column}
+        changes.setdefault(edit.path, []).append(
+            {"deletedRegion": region, "insertedContent": {"text": edit.new_text}})
+    return [{
+        "description": {"text": for_sarif_text(finding.autofix.title)},
+        "artifactChanges": [{"artifactLocation": {"uri": _uri(path), "uriBaseId": "%SRCROOT%"},
+                             "replacements": replacements}
+                            for path, replacements in changes.items()],
+        "properties": {"safety": finding.autofix.safety.value},
+    }]
+
+
+def _result(finding: Finding, index: dict[str, int], cell_lines: dict | None,
+            result: Any = None) -> dict[str, Any]:
     item: dict[str, Any] = {
         "ruleId": finding.code,
         "level": _LEVEL[finding.severity],
@@ -134,6 +162,9 @@ def _result(finding: Finding, index: dict[str, int], cell_lines: dict | None) ->
             },
             "message": {"text": for_sarif_text(r.message)},
         } for number, r in enumerate(finding.related)]
+    fixes = _fixes(finding, result)
+    if fixes:
+        item["fixes"] = fixes
     if finding.code in index:
         item["ruleIndex"] = index[finding.code]
     properties: dict[str, Any] = {"name": finding.name, "severity": finding.severity.value}
@@ -182,7 +213,7 @@ def to_sarif(result: "RunResult") -> dict[str, Any]:
             "rules": rules,
         }},
         "originalUriBaseIds": {"%SRCROOT%": {"uri": root_uri}},
-        "results": [_result(f, index, result.cell_lines.get(f.span.path))
+        "results": [_result(f, index, result.cell_lines.get(f.span.path), result)
                     for f in result.findings],
         "invocations": [{
             "executionSuccessful": not result.internal_error,
