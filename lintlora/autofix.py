@@ -21,7 +21,6 @@ and written back safely, and the unified diff.
 from __future__ import annotations
 
 import codecs
-import difflib
 import os
 import stat
 import tempfile
@@ -267,6 +266,8 @@ def _replace_file(path: str, source: SourceText, data: bytes) -> None:
 
 def unified_diff(run: FixRun, display: Callable[[str], str] = lambda p: p) -> str:
     """The unified diff of every file the plan changes (``--- a/PATH`` / ``+++ b/PATH``)."""
+    import difflib  # only for --diff (a plain lint never loads it: tests/test_startup.py)
+
     out: list[str] = []
     for path in run.plan.changed():
         old = run.plan.old[path].splitlines(keepends=True)

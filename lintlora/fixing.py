@@ -292,11 +292,15 @@ class _PyTree:
 
         try:
             module = cst.parse_module(text)
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+            self.positions = wrapper.resolve(PositionProvider)
+            self.parents = wrapper.resolve(ParentNodeProvider)
         except cst.ParserSyntaxError as exc:
             raise FixError(f"the file does not parse: {exc.message}") from None
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self.positions = wrapper.resolve(PositionProvider)
-        self.parents = wrapper.resolve(ParentNodeProvider)
+        except (RecursionError, MemoryError, KeyError):
+            # code nested too deeply for LibCST's metadata (it raises KeyError while unwinding
+            # a RecursionError): the extractor refuses such files too (extract/pysyntax.py)
+            raise FixError("the file is nested too deeply to edit") from None
         self.module = module
         self.lines = _Lines(text)
         self.text = text

@@ -264,9 +264,9 @@ class _Tags(html.parser.HTMLParser):
 
 
 _OWN_TAGS = {"h3", "p", "table", "thead", "tbody", "tr", "th", "td", "code", "a", "br", "sub",
-             "details", "summary", "ul", "li", "strong"}
+             "details", "summary", "ul", "li", "strong", "pre"}
 """The elements lintlora's own Markdown makes (``<br>``, ``<sub>``, ``<details>`` it writes as
-HTML itself)."""
+HTML itself; ``<pre>`` of an autofix's ``suggestion`` block)."""
 
 
 def test_markdown_renders_no_html_heading_link_or_mention_of_its_inputs():

@@ -53,6 +53,8 @@ def _resolve(finding: Finding) -> tuple[TextEdit, ...] | None:
                                  source.kind))
     except (FixError, OSError, RecursionError, ValueError):
         return None
+    except Exception:  # noqa: BLE001 - a report is written without the fix rather than not at all
+        return None
     return tuple(edits)
 
 

@@ -103,10 +103,12 @@ def _suggestions(result: "RunResult") -> list[str]:
         lines_ref = f"line {first}" if first == last else f"lines {first}-{last}"
         fence = _fence(new)
         body = new if new.endswith("\n") or not new else new + "\n"
-        out.extend(["", f"<details><summary>Autofix for {markdown_text(finding.code)} at "
-                    f"{_code(location(finding))}: {markdown_text(finding.autofix.title)} "
-                    f"({finding.autofix.safety.value}; {_code(display_path(path))} "
-                    f"{lines_ref})</summary>", "",
+        # the summary is fixed text: a line that opens an HTML block is not Markdown, so a
+        # path or title there would be raw HTML; they go in the paragraph below it, escaped
+        out.extend(["", "<details><summary>Autofix</summary>", "",
+                    f"**{markdown_text(finding.code)}** at {_code(location(finding))}: "
+                    f"{markdown_text(finding.autofix.title)} ({finding.autofix.safety.value}; "
+                    f"{_code(display_path(path))} {lines_ref})", "",
                     f"{fence}suggestion", body.replace("\r\n", "\n").rstrip("\n"), fence, "",
                     "</details>"])
     return out
