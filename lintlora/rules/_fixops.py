@@ -110,6 +110,22 @@ def set_keyword(call: Span | None, path: str, keyword: str, text: str,
     return EditOp("set_keyword", span, text, keyword)
 
 
+def quantization_keyword(setup: TrainingSetup, keyword: str, current: Setting, text: str) -> EditOp | None:
+    """``keyword=text`` on the setup's ``BitsAndBytesConfig`` call (LL014's compute dtype,
+    LL024's storage dtype): set on the call when the keyword is left to its default, else
+    the value written replaced. ``None`` when the quantization is stated in
+    ``from_pretrained(load_in_4bit=True)`` itself (no config call to edit) or cannot be
+    edited (:func:`set_keyword`, :func:`replace_value`)."""
+    q = setup.quantization
+    if q is None:
+        return None
+    if current.origin is Origin.LIBRARY_DEFAULT:
+        if setup.model is not None and q.span == setup.model.span:
+            return None
+        return set_keyword(q.span, setup.path, keyword, text, current)
+    return replace_value(current, setup.path, text)
+
+
 def remove_keyword(call: Span | None, path: str, keyword: str, current: Setting) -> EditOp | None:
     """``remove_keyword`` on the call, only when ``current`` is written in it."""
     span = _call_span(call, path)

@@ -98,12 +98,7 @@ def _autofix(setup: TrainingSetup, half: str) -> Fix | None:
         return None
     compute = q.bnb_4bit_compute_dtype
     text = f"torch.{half}"
-    if compute.origin is Origin.LIBRARY_DEFAULT:
-        if setup.model is not None and q.span == setup.model.span:
-            return None  # from_pretrained(load_in_4bit=True): no BitsAndBytesConfig call to edit
-        op = ops.set_keyword(q.span, setup.path, "bnb_4bit_compute_dtype", text, compute)
-    else:
-        op = ops.replace_value(compute, setup.path, text)
+    op = ops.quantization_keyword(setup, "bnb_4bit_compute_dtype", compute, text)
     return ops.make_fix(FIX_COMPUTE, FixSafety.SAFE, [op])
 
 

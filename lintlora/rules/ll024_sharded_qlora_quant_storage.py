@@ -104,12 +104,7 @@ def _autofix(setup: TrainingSetup, storage: Setting, dtype: str, set_load: bool)
     if q is None or set_load or setup.kind not in ("python", "notebook") or not ops.torch_named(setup):
         return None
     text = _TORCH_NAME[dtype]
-    if storage.origin.value == "library-default":
-        if setup.model is not None and q.span == setup.model.span:
-            return None
-        op = ops.set_keyword(q.span, setup.path, "bnb_4bit_quant_storage", text, storage)
-    else:
-        op = ops.replace_value(storage, setup.path, text)
+    op = ops.quantization_keyword(setup, "bnb_4bit_quant_storage", storage, text)
     return ops.make_fix(FIX_STORAGE, FixSafety.SAFE, [op])
 
 
