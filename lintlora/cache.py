@@ -213,26 +213,19 @@ def _pattern_state(path: str) -> list | None:
     Raises:
         _NoState: a folder of more than :data:`MAX_FOLDER_NAMES` names.
     """
-    import fnmatch
+    from lintlora.safeio import matching_names
 
     folder, pattern = os.path.split(path)
-    pattern = pattern.lower()
-    names = []
     try:
-        with os.scandir(folder) as listing:
-            for count, entry in enumerate(listing):
-                if count >= MAX_FOLDER_NAMES:
-                    raise _NoState(path)
-                if fnmatch.fnmatchcase(entry.name.lower(), pattern):
-                    names.append(entry.name)
-    except FileNotFoundError:
-        return None
-    except NotADirectoryError:
+        names = matching_names(path, MAX_FOLDER_NAMES)
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         return ["u", exc.errno or 0]
+    if names is None:
+        raise _NoState(path)
     joined = b"\0".join(sorted(os.fsencode(n) for n in names))
-    return ["g", os.path.realpath(folder), pattern, content_digest(joined)]
+    return ["g", os.path.realpath(folder), pattern.lower(), content_digest(joined)]
 
 
 # ---- the run's fingerprint -------------------------------------------------------------------

@@ -318,7 +318,7 @@ def _expanded(inputs: Iterable[str]) -> list[str]:
     """``inputs`` with each pattern input (a ``*`` in its last part, as
     :func:`lintlora.cache.input_state` reads them) replaced by the files of its folder whose
     names match it, case-insensitively (at most :data:`MAX_PATTERN_MATCHES`)."""
-    import fnmatch
+    from lintlora.safeio import matching_names
 
     out: list[str] = []
     for path in inputs:
@@ -326,18 +326,11 @@ def _expanded(inputs: Iterable[str]) -> list[str]:
         if "*" not in name:
             out.append(path)
             continue
-        names = []
         try:
-            with os.scandir(folder) as listing:
-                for count, entry in enumerate(listing):
-                    if count >= MAX_PATTERN_FOLDER_NAMES:
-                        break
-                    if fnmatch.fnmatchcase(entry.name.lower(), name.lower()):
-                        names.append(entry.name)
+            names = matching_names(path, MAX_PATTERN_FOLDER_NAMES)
         except OSError:
             continue
-        names.sort()
-        out.extend(os.path.join(folder, n) for n in names[:MAX_PATTERN_MATCHES])
+        out.extend(os.path.join(folder, n) for n in (names or ())[:MAX_PATTERN_MATCHES])
     return out
 
 

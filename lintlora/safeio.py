@@ -37,6 +37,7 @@ __all__ = [
     "is_within",
     "confinement_root",
     "too_wide_folders",
+    "matching_names",
     "PSEUDO_FILE_SYSTEMS",
 ]
 
@@ -233,3 +234,26 @@ def confinement_root(path: str | os.PathLike) -> str:
     if root in too_wide_folders():
         return own
     return root
+
+
+def matching_names(pattern_path: str, max_names: int) -> list[str] | None:
+    """The names in the folder of a pattern input (``/proj/requirements*.txt``: a ``*`` in its
+    last part) that match that part, case-insensitively (:func:`fnmatch.fnmatchcase` on lower
+    case), sorted; ``None`` when the folder holds more than ``max_names`` entries (not listed
+    further). Nothing is opened but the folder's listing.
+
+    Raises:
+        OSError: the folder cannot be listed (``FileNotFoundError`` when it is not there).
+    """
+    import fnmatch
+
+    folder, pattern = os.path.split(pattern_path)
+    pattern = pattern.lower()
+    names = []
+    with os.scandir(folder) as listing:
+        for count, entry in enumerate(listing):
+            if count >= max_names:
+                return None
+            if fnmatch.fnmatchcase(entry.name.lower(), pattern):
+                names.append(entry.name)
+    return sorted(names)
