@@ -597,10 +597,15 @@ def lint_file(source: SourceFile, settings: Settings, rules: Sequence["Rule"],
                 notes_seen.add(note)
                 result.notices.append(FileError(path, note, INPUT_ERROR_CODE))
     try:  # the library releases the project states (issue 16): setup.versions, setup.inputs
-        from lintlora.extract.setup_versions import attach_versions
+        from lintlora.extract.setup_versions import attach_versions, pins_for
 
+        found = None  # the project's pins, read once for all the file's runs
         for _launch, extracted in runs:
-            attach_versions(extracted, path, text=text, kind=source.kind)
+            if extracted and found is None:
+                from lintlora.safeio import confinement_root
+
+                found = pins_for(path, root=confinement_root(path), text=text, kind=source.kind)
+            attach_versions(extracted, path, text=text, kind=source.kind, found=found)
     except Exception as exc:  # noqa: BLE001 - the isolation boundary
         result.errors.append(_internal(path, "reading the project's library versions", exc))
 

@@ -43,7 +43,9 @@ def pins_for(path: str, *, root: str, text: str | None = None,
 
 
 def attach_versions(setups: Any, path: str, root: str | None = None, *, text: str | None = None,
-                    kind: str | None = None) -> tuple[Any, tuple[str, ...]]:
+                    kind: str | None = None,
+                    found: tuple[tuple[PinnedVersion, ...], tuple[str, ...]] | None = None
+                    ) -> tuple[Any, tuple[str, ...]]:
     """``setups`` (a list, changed in place and returned, so a ``Setups`` keeps its ``notes``)
     with ``versions`` and ``inputs`` filled in, and the files looked at.
 
@@ -52,17 +54,21 @@ def attach_versions(setups: Any, path: str, root: str | None = None, *, text: st
         path: the linted file.
         root: the project's top; ``None``: :func:`lintlora.safeio.confinement_root` of ``path``.
         text, kind: the file's text and kind (``"notebook"`` reads its install lines).
+        found: ``(pins, files)`` of :func:`pins_for` already read for ``path`` (the engine
+            reads them once for every run of a file); ``None``: read here.
 
     A setup that already has ``versions`` (built by a test, or by a launch's assembly) keeps
     them. No file is read when there is no setup.
     """
     if not setups:
         return setups, ()
-    if root is None:
-        from lintlora.safeio import confinement_root
+    if found is None:
+        if root is None:
+            from lintlora.safeio import confinement_root
 
-        root = confinement_root(path)
-    pins, files = pins_for(path, root=root, text=text, kind=kind)
+            root = confinement_root(path)
+        found = pins_for(path, root=root, text=text, kind=kind)
+    pins, files = found
     for i, setup in enumerate(list(setups)):
         if not isinstance(setup, TrainingSetup):
             continue
