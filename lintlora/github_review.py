@@ -636,9 +636,9 @@ def review(client: GitHubClient, pr: PullRequest, report: dict[str, Any], markdo
     try:
         comment_id = _existing_report_comment(
             client.paginate(f"{base}/issues/{pr.number}/comments"))
-        if comment_id is not None:
+        if comment_id is not None:  # updated even when clean: it shows the findings are gone
             client.request("PATCH", f"{base}/issues/comments/{comment_id}", {"body": body})
-        else:
+        elif findings or report.get("errors"):  # a clean first run posts nothing
             client.request("POST", f"{base}/issues/{pr.number}/comments", {"body": body})
     except ApiError as exc:
         warning(f"the pull-request comment was not posted: {exc}" + _permission_hint(exc))
@@ -877,17 +877,23 @@ def lint_main(env: dict[str, str] | None = None, argv: Sequence[str] = ()) -> in
     json_path = os.path.join(out_dir, "report.json")
     md_path = os.path.join(out_dir, "report.md")
     tail = ["--", *paths]
-    status = _run_lintlora(["--format", "json", "-o", json_path, "--force", *options, *tail])
+    for stale in (json_path, md_path):  # a report of an earlier run is never taken for this one
+        if os.path.lexists(stale):
+            os.remove(stale)
+    status = _run_lintlora(["--format", "json", "-o", json_path, *options, *tail])
     outputs = {"status": str(status)}
     if os.path.isfile(json_path):
         outputs["json"] = json_path
-        _run_lintlora(["--format", "markdown", "-o", md_path, "--force", *options, *tail])
+        # the same lint again, served by the results cache: one run per report format
+        _run_lintlora(["--format", "markdown", "-o", md_path, *options, *tail])
         if os.path.isfile(md_path):
             outputs["markdown"] = md_path
         sarif = env.get("INPUT_SARIF", "").strip()
         if sarif:
-            _run_lintlora(["--format", "sarif", "-o", sarif, *options, *tail])
-            outputs["sarif"] = sarif
+            if _run_lintlora(["--format", "sarif", "-o", sarif, *options, *tail]) == 2:
+                warning(f"the SARIF file {sarif} was not written (see the message above)")
+            else:
+                outputs["sarif"] = sarif
         _run_lintlora(["--format", "github", *options, *tail])
         try:
             report = _read_json_file(json_path, MAX_REPORT_BYTES)

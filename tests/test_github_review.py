@@ -1,8 +1,9 @@
 """The GitHub Action's steps (lintlora/github_review.py) against a local fake of the REST API.
 
 The lint step runs for real (lintlora in subprocesses) on a small git repository with a base
-commit and a pull-request commit; the report step then talks to :class:`tests.github_fake.FakeGitHub`
-(127.0.0.1, a free port), whose payloads are GitHub's documented ones (fixtures/github/).
+commit and a pull-request commit; the report step then talks to
+:class:`tests.github_fake.FakeGitHub` (127.0.0.1, a free port), whose payloads are GitHub's
+documented ones (fixtures/github/).
 """
 
 from __future__ import annotations
@@ -155,7 +156,7 @@ def test_a_refused_input_is_an_error_annotation_and_status_2(tmp_path, monkeypat
     assert capsys.readouterr().out.startswith("::error title=lintlora::input args: --fix")
 
 
-# ---- the diff -------------------------------------------------------------------------------------
+# ---- the diff --------------------------------------------------------------------------------
 
 def test_changed_lines_are_the_added_right_side_lines():
     patch = ("@@ -1,4 +1,5 @@ def f():\n a\n-b\n+B\n+C\n c\n d\n"
@@ -167,8 +168,8 @@ def test_changed_lines_are_the_added_right_side_lines():
 
 # ---- the report step: comment, review, suggestions -----------------------------------------------
 
-def test_comment_created_once_then_updated_and_review_comments_not_repeated(pr_repo, in_repo,
-                                                                            tmp_path, capsys):
+def test_comment_created_once_then_updated_and_review_comments_not_repeated(
+        pr_repo, in_repo, tmp_path, capsys):
     with FakeGitHub(REPO, 7, files=pr_repo["patches"]) as fake:
         env = _env(pr_repo, fake, tmp_path)
         assert gr.report_main(env) == 0
@@ -252,10 +253,10 @@ def test_a_multi_line_suggestion_covers_its_lines(tmp_path, monkeypatch):
     assert not planned[0].suggestion and "--unsafe-fixes" in planned[0].body
 
 
-# ---- permissions, forks, limits, errors -----------------------------------------------------------
+# ---- permissions, forks, limits, errors ---------------------------------------------------------
 
-def test_read_only_token_403_is_a_warning_and_the_summary_holds_the_report(pr_repo, in_repo,
-                                                                           tmp_path, capsys):
+def test_read_only_token_403_is_a_warning_and_the_summary_holds_the_report(
+        pr_repo, in_repo, tmp_path, capsys):
     with FakeGitHub(REPO, 7, files=pr_repo["patches"]) as fake:
         fake.forbid_writes = True
         assert gr.report_main(_env(pr_repo, fake, tmp_path)) == 0
@@ -433,3 +434,66 @@ def test_the_module_is_not_loaded_by_a_lint():
                            "'urllib.request' in sys.modules)"],
                           capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_a_clean_first_run_posts_nothing_and_a_clean_rerun_updates(pr_repo, in_repo, tmp_path):
+    clean = tmp_path / "clean.json"
+    clean.write_text(json.dumps({"version": "0.1.0", "files": ["a.py"], "findings": [],
+                                 "errors": [], "notices": []}))
+    md = tmp_path / "clean.md"
+    md.write_text("### lintlora: no problems found in 1 checked file ✅\n")
+    with FakeGitHub(REPO, 7, files=pr_repo["patches"]) as fake:
+        env = _env(pr_repo, fake, tmp_path, LINTLORA_JSON=str(clean), LINTLORA_MARKDOWN=str(md))
+        gr.report_main(env)
+        assert fake.writes() == []
+        gr.report_main(_env(pr_repo, fake, tmp_path))  # findings: the comment is created
+        gr.report_main(env)                            # fixed: the same comment says so
+        assert len(fake.issue_comments) == 1
+        assert "no problems found" in fake.issue_comments[0]["body"]
+
+
+def test_a_shallow_checkout_gets_the_base_commit_fetched(pr_repo, tmp_path, monkeypatch):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth=1", f"file://{pr_repo['repo']}", str(clone)],
+                   check=True, capture_output=True)
+    from lintlora.gitrun import GitDiffError, run_git
+
+    with pytest.raises(GitDiffError):  # actions/checkout's default depth: no base commit
+        run_git(["rev-parse", "--verify", "--quiet", f"{pr_repo['base']}^{{commit}}"], str(clone))
+    assert gr._ensure_commit(pr_repo["base"], str(clone))
+    run_git(["rev-parse", "--verify", "--quiet", f"{pr_repo['base']}^{{commit}}"], str(clone))
+    # and --diff-only against it finds the same changed lines as with the whole history
+    monkeypatch.chdir(clone)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    output = tmp_path / "out.txt"
+    output.touch()
+    env = {"GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(pr_repo["event"]),
+           "GITHUB_OUTPUT": str(output), "INPUT_PATHS": "a.py b.py",
+           "INPUT_ARGS": "--select LL001 --gpu a100-40gb"}
+    assert gr.lint_main(env, ["--out-dir", str(tmp_path / "o")]) == 0
+    values = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    report = json.loads(Path(values["json"]).read_text())
+    assert sorted((f["path"], f["line"]) for f in report["findings"]) == [("a.py", 12),
+                                                                           ("b.py", 12)]
+
+
+def test_a_base_commit_that_cannot_be_fetched_lints_every_line_with_a_warning(
+        tmp_path, monkeypatch, capsys):
+    (tmp_path / "train.py").write_text(TRAINER.read_text())
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "train.py")
+    _git(tmp_path, "commit", "-q", "-m", "x")
+    event = payload("event-pull_request.json")
+    event["pull_request"]["base"]["sha"] = "0" * 40
+    (tmp_path / "event.json").write_text(json.dumps(event))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    output = tmp_path / "out.txt"
+    output.touch()
+    env = {"GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+           "GITHUB_OUTPUT": str(output), "INPUT_PATHS": "train.py",
+           "INPUT_ARGS": "--select LL001 --gpu a100-40gb"}
+    assert gr.lint_main(env, ["--out-dir", str(tmp_path / "o")]) == 0
+    values = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    assert values["findings"] == "1"
+    assert "::warning title=lintlora::cannot fetch the base commit" in capsys.readouterr().out
