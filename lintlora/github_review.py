@@ -607,19 +607,36 @@ def _write_summary(markdown: str, note: str, env: dict[str, str]) -> None:
         warning(f"cannot write the job summary: {exc.strerror or exc}")
 
 
+_TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+"""``author_association`` values of people with a say in the repository
+(https://docs.github.com/en/graphql/reference/enums#commentauthorassociation)."""
+
+
+def _trusted(comment: Any) -> bool:
+    """Whether a comment's markers count: written by a bot (``github-actions[bot]``, the job's
+    token) or by someone the repository trusts (a personal token's owner). Anyone can comment
+    on a public pull request, so a stranger's copy of a marker neither becomes the report
+    comment nor hides a finding."""
+    if not isinstance(comment, dict) or not isinstance(comment.get("body"), str):
+        return False
+    user = comment.get("user") if isinstance(comment.get("user"), dict) else {}
+    return user.get("type") == "Bot" or comment.get("author_association") in _TRUSTED_ASSOCIATIONS
+
+
 def _existing_report_comment(comments: list[Any]) -> int | None:
-    """The id of the report comment (body starting with :data:`REPORT_MARKER`), a bot's
-    first."""
-    ours = [c for c in comments if isinstance(c, dict) and isinstance(c.get("id"), int)
-            and isinstance(c.get("body"), str) and c["body"].startswith(REPORT_MARKER)]
+    """The id of the report comment (a trusted comment whose body starts with
+    :data:`REPORT_MARKER`), a bot's first, then the oldest."""
+    ours = [c for c in comments if _trusted(c) and isinstance(c.get("id"), int)
+            and c["body"].startswith(REPORT_MARKER)]
     ours.sort(key=lambda c: (((c.get("user") or {}).get("type") != "Bot"), c["id"]))
     return ours[0]["id"] if ours else None
 
 
 def _posted_keys(comments: list[Any]) -> set[str]:
+    """The finding keys in the trusted review comments."""
     keys: set[str] = set()
     for comment in comments:
-        if isinstance(comment, dict) and isinstance(comment.get("body"), str):
+        if _trusted(comment):
             keys.update(_FINDING_KEY.findall(comment["body"]))
     return keys
 

@@ -497,3 +497,34 @@ def test_a_base_commit_that_cannot_be_fetched_lints_every_line_with_a_warning(
     values = dict(line.split("=", 1) for line in output.read_text().splitlines())
     assert values["findings"] == "1"
     assert "::warning title=lintlora::cannot fetch the base commit" in capsys.readouterr().out
+
+
+def test_a_strangers_copy_of_the_markers_is_ignored(pr_repo, in_repo, tmp_path):
+    report = json.loads(Path(pr_repo["outputs"]["json"]).read_text())
+    keys = [gr.finding_key(f, f["path"]) for f in report["findings"]]
+    with FakeGitHub(REPO, 7, files=pr_repo["patches"]) as fake:
+        stranger = {"type": "User", "login": "mallory"}
+        item = payload("issue-comment.json")
+        item.update(id=5, body=gr.REPORT_MARKER + "\nfake report", user=stranger,
+                    author_association="NONE")
+        fake.issue_comments.append(item)
+        review_item = payload("review-comment.json")
+        review_item.update(body="".join(gr.FINDING_MARKER.format(key=k) for k in keys),
+                           user=stranger, author_association="FIRST_TIME_CONTRIBUTOR")
+        fake.review_comments.append(review_item)
+        gr.report_main(_env(pr_repo, fake, tmp_path))
+        assert fake.issue_comments[0]["body"] == gr.REPORT_MARKER + "\nfake report"
+        assert len(fake.issue_comments) == 2  # ours, new
+        assert len(fake.reviews) == 1 and len(fake.reviews[0]["comments"]) == 2
+        # a collaborator's (a personal token's) comment counts
+        fake.issue_comments[0]["author_association"] = "COLLABORATOR"
+        del fake.issue_comments[1]
+        gr.report_main(_env(pr_repo, fake, tmp_path))
+        assert len(fake.issue_comments) == 1 and "fake report" not in fake.issue_comments[0]["body"]
+
+
+def test_review_comments_are_bounded(pr_repo, in_repo):
+    report = json.loads(Path(pr_repo["outputs"]["json"]).read_text())
+    planned, left = gr.plan_comments(report["findings"], {"a.py": {12}, "b.py": {12}},
+                                     str(pr_repo["repo"]), limit=1)
+    assert len(planned) == 1 and len(left) == 1
