@@ -24,7 +24,10 @@ from an interpolated script, so no pull request text reaches a shell.
     one review with a comment on each finding whose line the pull request adds, with the fix as
     a ``suggestion`` block when the finding has a safe autofix whose lines the pull request also
     adds. A finding already commented (its :data:`FINDING_MARKER` in a review comment) is not
-    posted again. Every API problem (permissions, rate limit, server error, timeout, a malformed
+    posted again. Review comments go only on files the checkout holds as the pull request's
+    head commit has them (a merge-commit checkout where the base changed the file too has other
+    line numbers; without the head commit to compare, comments carry no suggestion). Every API
+    problem (permissions, rate limit, server error, timeout, a malformed
     or oversized response) is a ``::warning::`` workflow command; this step always exits 0.
 
 REST endpoints (API version 2022-11-28):
@@ -499,7 +502,8 @@ def _comment_body(finding: dict[str, Any], key: str,
 
 
 def plan_comments(findings: Iterable[dict[str, Any]], added: dict[str, set[int]], root: str,
-                  *, posted: set[str] = frozenset(), limit: int = MAX_REVIEW_COMMENTS
+                  *, posted: set[str] = frozenset(), limit: int = MAX_REVIEW_COMMENTS,
+                  same_as_head: Callable[[str], bool | None] | None = None,
                   ) -> tuple[list[PlannedComment], list[dict[str, Any]]]:
     """The review comments for ``findings`` (JSON report findings) and the findings left to
     the report comment (not on an added line, a notebook cell, over ``limit``).
@@ -509,6 +513,11 @@ def plan_comments(findings: Iterable[dict[str, Any]], added: dict[str, set[int]]
     changed lines the pull request all adds, the comment covers those lines and holds the fix
     as a ``suggestion`` block (a suggestion replaces the lines its comment covers). A finding
     whose key is in ``posted`` is skipped (already commented by an earlier run).
+
+    ``same_as_head(path)``: whether the linted file is the pull request's head version
+    (``False``: it differs, e.g. a merge commit's checkout after the base changed the file, so
+    its line numbers are not the diff's: no comment; ``None``: unknown: comments, but no
+    suggestion, which would put text from another version of the file into the author's).
     """
     planned: list[PlannedComment] = []
     left: list[dict[str, Any]] = []
@@ -518,7 +527,9 @@ def plan_comments(findings: Iterable[dict[str, Any]], added: dict[str, set[int]]
         path = repo_path(str(finding.get("path", "")), root)
         line = finding.get("line")
         lines = added.get(path or "", set())
-        if path is None or not isinstance(line, int) or "cell" in finding or line not in lines:
+        exact = same_as_head(path) if same_as_head is not None and path else True
+        if path is None or not isinstance(line, int) or "cell" in finding or line not in lines \
+                or exact is False:
             left.append(finding)
             continue
         key = finding_key(finding, path)
@@ -527,7 +538,7 @@ def plan_comments(findings: Iterable[dict[str, Any]], added: dict[str, set[int]]
         if len(planned) >= limit:
             left.append(finding)
             continue
-        found = _suggestion(finding)
+        found = _suggestion(finding) if exact else None
         if found is not None and all(n in lines for n in range(found[0], found[1] + 1)):
             planned.append(PlannedComment(key, path, found[1], _comment_body(finding, key, found),
                                           start_line=found[0], suggestion=True))
@@ -670,7 +681,8 @@ def review(client: GitHubClient, pr: PullRequest, report: dict[str, Any], markdo
                     and isinstance(item.get("patch"), str):
                 added[item["filename"]] = changed_lines(item["patch"])
         posted = _posted_keys(client.paginate(f"{base}/pulls/{pr.number}/comments"))
-        planned, left = plan_comments(findings, added, root, posted=posted)
+        planned, left = plan_comments(findings, added, root, posted=posted,
+                                      same_as_head=_head_check(root, pr.head_sha))
         if planned:
             client.request("POST", f"{base}/pulls/{pr.number}/reviews", {
                 "commit_id": pr.head_sha, "event": "COMMENT",
@@ -684,6 +696,30 @@ def review(client: GitHubClient, pr: PullRequest, report: dict[str, Any], markdo
         return (f"_{len(left)} finding(s) are not on lines this pull request adds (or are in a "
                 f"notebook); they are in the report above, not review comments._")
     return ""
+
+
+def _head_check(root: str, head_sha: str) -> Callable[[str], bool | None]:
+    """``path -> bool | None``: whether the checkout's ``HEAD`` holds the same blob at
+    ``path`` as the pull request's head commit (``git rev-parse HEAD:<path>`` and
+    ``<head>:<path>`` through :func:`lintlora.gitrun.run_git`); ``None`` when git cannot say
+    (the head commit not fetched: a shallow merge-commit checkout). Memoized per path."""
+    from lintlora.gitrun import GitDiffError, run_git
+
+    memo: dict[str, bool | None] = {}
+
+    def blob(rev: str, path: str) -> str | None:
+        try:
+            return run_git(["rev-parse", "--verify", "--quiet", f"{rev}:{path}"], root).strip()
+        except GitDiffError:
+            return None
+
+    def check(path: str) -> bool | None:
+        if path not in memo:
+            here, there = blob("HEAD", path), blob(head_sha, path)
+            memo[path] = None if here is None or there is None else here == there
+        return memo[path]
+
+    return check
 
 
 def _permission_hint(exc: ApiError) -> str:

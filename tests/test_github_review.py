@@ -528,3 +528,28 @@ def test_review_comments_are_bounded(pr_repo, in_repo):
     planned, left = gr.plan_comments(report["findings"], {"a.py": {12}, "b.py": {12}},
                                      str(pr_repo["repo"]), limit=1)
     assert len(planned) == 1 and len(left) == 1
+
+
+def test_a_merge_commit_checkout_comments_only_where_the_file_is_the_heads(pr_repo, tmp_path,
+                                                                          monkeypatch):
+    """actions/checkout's default for a pull request is the merge commit: where the base
+    changed a file too, its lines are not the diff's lines, so no comment goes there."""
+    clone = tmp_path / "merge"
+    subprocess.run(["git", "clone", "-q", str(pr_repo["repo"]), str(clone)], check=True,
+                   capture_output=True)
+    _git(clone, "checkout", "-q", "-b", "moved", pr_repo["base"])
+    text = (clone / "a.py").read_text()
+    (clone / "a.py").write_text("# a line the base branch added\n" + text)
+    _git(clone, "commit", "-q", "-am", "base moved")
+    _git(clone, "merge", "-q", "--no-ff", "-m", "merge", pr_repo["head"])
+    monkeypatch.chdir(clone)
+    report = json.loads(Path(pr_repo["outputs"]["json"]).read_text())
+    check = gr._head_check(str(clone), pr_repo["head"])
+    assert check("a.py") is False and check("b.py") is True
+    every = {"a.py": set(range(1, 40)), "b.py": set(range(1, 40))}
+    planned, left = gr.plan_comments(report["findings"], every, str(clone), same_as_head=check)
+    assert [(c.path, c.suggestion) for c in planned] == [("b.py", True)]
+    assert [f["path"] for f in left] == ["a.py"]
+    unknown = gr._head_check(str(clone), "f" * 40)  # the head commit not fetched
+    planned, _ = gr.plan_comments(report["findings"], every, str(clone), same_as_head=unknown)
+    assert [(c.path, c.suggestion) for c in planned] == [("a.py", False), ("b.py", False)]
