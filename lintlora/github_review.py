@@ -211,8 +211,9 @@ class GitHubClient:
 
     def request(self, method: str, path_or_url: str, body: Any = None) -> Response:
         """One request, retried on a rate limit (waiting ``retry-after`` or until
-        ``x-ratelimit-reset``, at most :data:`MAX_WAIT_S`) and on a 5xx or a timeout (after 1 s,
-        then 2 s), :data:`MAX_ATTEMPTS` tries in all.
+        ``x-ratelimit-reset``, at most :data:`MAX_WAIT_S`; the request was not carried out) and,
+        for GET and PATCH only (a POST may have been carried out: it would post twice), on a 5xx
+        or a timeout (after 1 s, then 2 s), :data:`MAX_ATTEMPTS` tries in all.
 
         Raises:
             ApiError: a 4xx answer, a rate limit longer than the bound, the tries spent, a
@@ -220,10 +221,11 @@ class GitHubClient:
         """
         url = self._url(path_or_url)
         what = f"{method} {_path_of(url)}"
+        idempotent = method in ("GET", "PATCH")  # a POST that timed out may have been done
         for attempt in range(1, MAX_ATTEMPTS + 1):
             status, headers, raw = self._send(method, url, body, what)
             if status == 0 or status >= 500:
-                if attempt == MAX_ATTEMPTS:
+                if attempt == MAX_ATTEMPTS or not idempotent:
                     raise ApiError(f"{what}: {_status_text(status, raw)} after {attempt} tries",
                                    status)
                 self.sleep(float(attempt))
@@ -908,9 +910,18 @@ def _set_outputs(env: dict[str, str], values: dict[str, str]) -> None:
 
 def lint_main(env: dict[str, str] | None = None, argv: Sequence[str] = ()) -> int:
     """The ``lint`` step: the lintlora runs (see the module docstring); 0 when the runs
-    happened (their verdict goes to the ``status`` output), 2 on a usage error."""
+    happened (their verdict, or 2 for an input the action refuses, goes to the ``status``
+    output), 2 when the step could not run (no ``--out-dir`` nor ``RUNNER_TEMP``, a folder or
+    file it cannot write: an ``::error::`` command says which)."""
     env = dict(os.environ if env is None else env)
-    argv = list(argv)
+    try:
+        return _lint(env, list(argv))
+    except OSError as exc:
+        sys.stdout.write(f"::error title=lintlora::{_data(f'the lint step failed: {exc}')}\n")
+        return 2
+
+
+def _lint(env: dict[str, str], argv: list[str]) -> int:
     out_dir = _arg(argv, "--out-dir", env.get("RUNNER_TEMP", "") and
                    os.path.join(env["RUNNER_TEMP"], "lintlora"))
     if not out_dir:

@@ -39,6 +39,7 @@ class FakeGitHub:
         self.rate_limited = 0             # that many requests answer a rate limit first
         self.rate_limit_headers: dict[str, str] = {}
         self.server_errors = 0            # that many requests answer 502 first
+        self.post_errors = 0              # that many POSTs answer 502 (after doing nothing)
         self.extra_link: str | None = None  # a Link header to send on the first page instead
         self._next_id = 100
         self._lock = threading.Lock()
@@ -113,6 +114,9 @@ class FakeGitHub:
                               "authorization": headers.get("Authorization"), "body": body})
         if self.server_errors:
             self.server_errors -= 1
+            return 502, {}, {"message": "Server Error"}
+        if self.post_errors and method == "POST":
+            self.post_errors -= 1
             return 502, {}, {"message": "Server Error"}
         if self.rate_limited:
             self.rate_limited -= 1

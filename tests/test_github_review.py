@@ -324,6 +324,17 @@ def test_server_errors_are_retried_then_warned(pr_repo, in_repo, tmp_path, capsy
     assert "HTTP 502" in out and "after 3 tries" in out
 
 
+def test_a_post_is_never_repeated(pr_repo, in_repo, tmp_path, capsys):
+    """A POST answered 5xx may still have been carried out: posting again could duplicate."""
+    with FakeGitHub(REPO, 7, files=pr_repo["patches"]) as fake:
+        fake.post_errors = 1
+        assert gr.report_main(_env(pr_repo, fake, tmp_path)) == 0
+        posts = [r["path"] for r in fake.requests if r["method"] == "POST"]
+        assert posts == [f"/repos/{REPO}/issues/7/comments", f"/repos/{REPO}/pulls/7/reviews"]
+        assert fake.issue_comments == [] and len(fake.reviews) == 1
+    assert "HTTP 502" in capsys.readouterr().out
+
+
 def test_no_answer_is_a_warning(pr_repo, in_repo, tmp_path, capsys):
     env = _env(pr_repo, FakeGitHub(), tmp_path, GITHUB_API_URL="http://127.0.0.1:9")
     assert gr.report_main(env) == 0  # the discard port: connection refused
