@@ -475,13 +475,22 @@ def _suggestion(finding: dict[str, Any]) -> tuple[int, int, str] | None:
 
 
 def _comment_body(finding: dict[str, Any], key: str,
-                  suggestion: tuple[int, int, str] | None) -> str:
+                  suggestion: tuple[int, int, str] | None) -> str | None:
+    """The review comment's Markdown (every text of the report escaped:
+    :func:`lintlora.report.escape.markdown_text`; the suggestion in a fence longer than any
+    backtick run in it), ending with the finding's hidden marker; at most
+    :data:`MAX_BODY_CHARS` (a longer text is cut), ``None`` when a suggestion does not fit."""
     from lintlora.report.escape import markdown_text
 
     severity = str(finding.get("severity", ""))
     lines = [f"**{markdown_text(str(finding.get('code', '')))} "
              f"{markdown_text(str(finding.get('name', '')))}** ({markdown_text(severity)}): "
              f"{markdown_text(str(finding.get('message', '')))}"]
+    line = finding.get("line")
+    if suggestion is not None and isinstance(line, int) and \
+            not suggestion[0] <= line <= suggestion[1]:
+        lines += ["", f"_(The finding is at line {line}; the fix changes the lines of this "
+                      f"comment.)_"]
     if finding.get("fix"):
         lines += ["", "Fix: " + markdown_text(str(finding["fix"]))]
     fix = finding.get("autofix")
@@ -498,7 +507,9 @@ def _comment_body(finding: dict[str, Any], key: str,
         lines += ["", f"{fence}suggestion", *([content] if new else []), fence]
     lines += ["", FINDING_MARKER.format(key=key)]
     body = "\n".join(lines)
-    if len(body) > MAX_BODY_CHARS:  # a huge message: drop the suggestion, then cut the text
+    if len(body) > MAX_BODY_CHARS:
+        if suggestion is not None:
+            return None  # the caller comments without it (a cut fence would not apply)
         return _truncate(body, MAX_BODY_CHARS, FINDING_MARKER.format(key=key))
     return body
 
@@ -541,11 +552,15 @@ def plan_comments(findings: Iterable[dict[str, Any]], added: dict[str, set[int]]
             left.append(finding)
             continue
         found = _suggestion(finding) if exact else None
+        body = None
         if found is not None and all(n in lines for n in range(found[0], found[1] + 1)):
-            planned.append(PlannedComment(key, path, found[1], _comment_body(finding, key, found),
-                                          start_line=found[0], suggestion=True))
+            body = _comment_body(finding, key, found)
+        if body is not None:
+            planned.append(PlannedComment(key, path, found[1], body, start_line=found[0],
+                                          suggestion=True))
         else:
-            planned.append(PlannedComment(key, path, line, _comment_body(finding, key, None)))
+            planned.append(PlannedComment(key, path, line, _comment_body(finding, key, None)
+                                          or ""))
     return planned, left
 
 

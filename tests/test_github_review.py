@@ -188,6 +188,7 @@ def test_comment_created_once_then_updated_and_review_comments_not_repeated(
         assert comments["b.py"]["line"] == 18 and "start_line" not in comments["b.py"]
         assert "```suggestion\n    gradient_checkpointing=True,\n" in comments["b.py"]["body"]
         assert comments["b.py"]["body"].count("```") == 2
+        assert "The finding is at line 12" in comments["b.py"]["body"]
 
         # the next push: the same comment is updated, no review comment posted again
         fake.requests.clear()
@@ -564,3 +565,20 @@ def test_a_merge_commit_checkout_comments_only_where_the_file_is_the_heads(pr_re
     unknown = gr._head_check(str(clone), "f" * 40)  # the head commit not fetched
     planned, _ = gr.plan_comments(report["findings"], every, str(clone), same_as_head=unknown)
     assert [(c.path, c.suggestion) for c in planned] == [("a.py", False), ("b.py", False)]
+
+
+def test_a_huge_finding_is_cut_and_loses_its_suggestion(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.py").write_text("a = 1\n")
+    finding = {"code": "LL001", "name": "n", "severity": "warning", "path": "t.py", "line": 1,
+               "message": "m " * 40_000, "fix": None,
+               "autofix": {"title": "t", "safety": "safe", "edits": [
+                   {"path": "t.py", "line": 1, "column": 5, "end_line": 1, "end_column": 6,
+                    "new_text": "2"}]}}
+    planned, _ = gr.plan_comments([finding], {"t.py": {1}}, str(tmp_path))
+    assert not planned[0].suggestion and "suggestion" not in planned[0].body
+    assert len(planned[0].body) <= gr.MAX_BODY_CHARS
+    assert gr._FINDING_KEY.findall(planned[0].body) == [planned[0].key]
+    finding["message"] = "short"
+    planned, _ = gr.plan_comments([finding], {"t.py": {1}}, str(tmp_path))
+    assert planned[0].suggestion and "```suggestion\na = 2\n```" in planned[0].body
