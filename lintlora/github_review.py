@@ -430,8 +430,8 @@ def finding_key(finding: dict[str, Any], path: str) -> str:
 def repo_path(path: str, root: str) -> str | None:
     """A report path (relative to the working directory) as a path in the repository (``/``
     separators), or ``None`` when it lies outside ``root``."""
-    full = os.path.normpath(os.path.join(os.getcwd(), path))
-    rel = os.path.relpath(full, root)
+    full = os.path.normpath(os.path.join(os.path.realpath(os.getcwd()), path))
+    rel = os.path.relpath(full, os.path.realpath(root))  # the folders' links resolved alike
     if rel == os.curdir or rel.startswith(os.pardir) or os.path.isabs(rel):
         return None
     return rel.replace(os.sep, "/")

@@ -582,3 +582,11 @@ def test_a_huge_finding_is_cut_and_loses_its_suggestion(tmp_path, monkeypatch):
     finding["message"] = "short"
     planned, _ = gr.plan_comments([finding], {"t.py": {1}}, str(tmp_path))
     assert planned[0].suggestion and "```suggestion\na = 2\n```" in planned[0].body
+
+
+def test_the_entry_point(tmp_path, capsys):
+    assert gr.main([]) == 2 and "usage: python -m lintlora.github_review" in capsys.readouterr().err
+    done = subprocess.run([os.sys.executable, "-m", "lintlora.github_review", "report"],
+                          cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": os.environ["PATH"], "INPUT_COMMENT": "false"})
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
