@@ -12,7 +12,7 @@ from typing import Any
 
 from lintlora.findings import Finding, TextEdit
 
-__all__ = ["fix_edits", "fix_to_json", "suggestion"]
+__all__ = ["fix_edits", "fix_to_json", "suggestion", "changed_region"]
 
 _MEMO = "_lintlora_fix_edits"
 
@@ -90,6 +90,16 @@ def suggestion(result: Any, finding: Finding) -> tuple[str, int, int, str] | Non
         new = apply_edits(old, edits)
     except (FixError, OSError, ValueError):
         return None
+    return (path, *changed_region(old, new, edits))
+
+
+def changed_region(old: str, new: str, edits: "tuple[TextEdit, ...] | list[TextEdit]"
+                   ) -> tuple[int, int, str]:
+    """``(first_line, last_line, new_lines)`` of ``edits`` (non-empty) that turn ``old`` into
+    ``new``: the 1-based whole lines ``first``..``last`` of ``old`` that an edit touches, and
+    the text that replaces them (what a GitHub ``suggestion`` block holds). Shared by
+    :func:`suggestion` and :mod:`lintlora.github_review` (which has the edits from the JSON
+    report)."""
     first = min(e.line for e in edits)
     last = max(e.end_line for e in edits)
     old_lines = old.splitlines(keepends=True)
@@ -98,4 +108,4 @@ def suggestion(result: Any, finding: Finding) -> tuple[str, int, int, str] | Non
     # old text has after them kept identical
     tail = len(old_lines) - last
     region = new_lines[first - 1:len(new_lines) - tail if tail > 0 else None]
-    return path, first, last, "".join(region)
+    return first, last, "".join(region)
