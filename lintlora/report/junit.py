@@ -26,7 +26,8 @@ severity, memory estimate, fix and rule page. A checked file without findings ha
 test case (``name="lintlora"``), so the CI shows it was checked; a file not parsed with
 ``LL000`` ignored has a ``skipped`` test case; a file that could not be (fully) linted has an
 ``error`` test case (``type`` ``LL998``/``LL999``); notices go in the suite's
-``system-out``. An error or notice without a path goes in a suite named ``lintlora``. The
+``system-out`` (a file named only by a notice, such as a YAML file that is no training
+config, has a ``skipped`` test case with the notice as its message). An error or notice without a path goes in a suite named ``lintlora``. The
 schema has no ``file``/``line`` attribute on a test case, so the location is in the test
 case's name and the failure text and the path in the suite's ``file``. Times are ``0``: a
 linter runs no tests, and the output stays byte-identical for the same input.
@@ -117,6 +118,7 @@ def to_junit(result: "RunResult") -> Any:
         return suites[key]
 
     not_parsed = set(unparsed(result))
+    checked = {display_path(p) for p in result.files}
     for path in result.files:
         suite(path)
     for finding in result.findings:
@@ -143,7 +145,10 @@ def to_junit(result: "RunResult") -> Any:
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for key, item in suites.items():
         classname = key or "lintlora"
-        if not item.cases:
+        if not item.cases and item.notes and key not in checked:
+            # named but not linted (not a training config): skipped, the notice says why
+            item.cases.append(("lintlora", "skipped", {"message": item.notes[0]}, ""))
+        elif not item.cases:
             item.cases.append(("lintlora", None, {}, ""))
         failures = sum(1 for case in item.cases if case[1] == "failure")
         errors = sum(1 for case in item.cases if case[1] == "error")
