@@ -16,7 +16,9 @@ estimated peak (GPU memory, as written) ends the line when there is one. Files t
 be linted are lines of the same shape (``LL998``/``LL999``, at line 1 when the error has no
 line), so a problem matcher sees them; files not parsed (``LL000`` ignored) and notices are
 ``note:`` lines, which no ``path:line:col:`` matcher takes for a finding. The summary follows
-ruff's (``Found 2 errors.``, ``[*] 1 fixable with the `--fix` option.``) in lintlora's words.
+ruff's (``Found 2 errors.``, ``[*] 1 fixable with the `--fix` option.``, as ruff >= 0.1 prints
+them: the expected output in pydantic/pytest-examples' ``tests/test_run_examples.py``, updated
+for ruff 0.1.0) in lintlora's words.
 
 Every name and message goes through :func:`lintlora.report.escape.for_terminal` (control
 characters, ESC sequences, bidirectional overrides and line breaks shown as escapes, ``##[``

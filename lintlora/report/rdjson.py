@@ -79,6 +79,12 @@ def _position(lines: SourceLines, path: str, line: int, column: int | None) -> d
     return position
 
 
+def _related_start(span: Any, lines: SourceLines, result: Any) -> dict[str, int]:
+    if span.cell is not None:  # a notebook cell: the .ipynb file line, no column
+        return {"line": max(file_line(result.cell_lines.get(span.path), span.cell, span.line), 1)}
+    return _position(lines, span.path, span.line, span.column)
+
+
 def _range(finding: Finding, lines: SourceLines, cell_lines: dict | None) -> dict[str, Any]:
     span = finding.span
     if span.cell is not None:
@@ -155,8 +161,7 @@ def _diagnostic(finding: Finding, result: Any, lines: SourceLines,
         item["related_locations"] = [{
             "message": markdown_text(related_text(r)),
             "location": {"path": display_path(r.span.path),
-                         "range": {"start": _position(lines, r.span.path, r.span.line,
-                                                      r.span.column)}},
+                         "range": {"start": _related_start(r.span, lines, result)}},
         } for r in finding.related]
     return item
 
