@@ -11,7 +11,7 @@ terminals, in the shape of ruff's ``--output-format concise``::
 The finding line is ``path:line:column: CODE [*] message (est. PEAK)``: ruff's
 ``path:row:col: CODE [*] message``, ``[*]`` when the finding has a safe autofix (ruff's marker
 for a fix ``--fix`` applies); notebook findings read ``path:cell N:line:column`` as ruff
-writes them; the
+writes them (``notebook.ipynb:cell 2:7:12: F401 [*] ...`` in astral-sh/ruff#11833); the
 estimated peak (GPU memory, as written) ends the line when there is one. Files that could not
 be linted are lines of the same shape (``LL998``/``LL999``, at line 1 when the error has no
 line), so a problem matcher sees them; files not parsed (``LL000`` ignored) and notices are
