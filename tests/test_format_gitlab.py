@@ -130,7 +130,9 @@ def test_a_message_naming_a_line_keeps_its_fingerprint_when_lines_move():
     b = fingerprint("t.py", "LL019", "collator (line 73) sets labels; see run.sh:6", "x = 1", 0)
     c = fingerprint("t.py", "LL019", "collator (line 73) sets labels; see run.sh:6", "x = 2", 0)
     d = fingerprint("t.py", "LL019", "collator (line 73) sets labels; see run.sh:6", "x = 2", 1)
-    assert a == b and len({b, c, d}) == 3
+    e = fingerprint("u.py", "LL019", "collator (line 73) sets labels; see run.sh:6", "x = 2", 1)
+    f = fingerprint("u.py", "LL020", "collator (line 73) sets labels; see run.sh:6", "x = 2", 1)
+    assert a == b and len({b, c, d, e, f}) == 5
     assert len(a) == 64 and int(a, 16) >= 0
 
 

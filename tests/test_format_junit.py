@@ -119,3 +119,22 @@ def test_a_run_without_findings_passes(schema, tmp_path, monkeypatch):
     schema.validate(text)
     root = ET.fromstring(text)
     assert root.get("tests") == "3" and root.get("failures") == "0"
+
+
+def test_printed_in_a_ci_log_the_report_forges_no_line(tmp_path, monkeypatch):
+    """A message or a file name with a line break and ``::error``: every line of the document
+    is markup or lintlora's own words, none a workflow command or a ``path:1:1:`` finding."""
+    from lintlora.findings import Finding, Severity
+    from lintlora.training_setup import Span
+
+    monkeypatch.chdir(tmp_path)
+    run = format_support.hostile_run(str(tmp_path))
+    evil = "x\n::error file=evil.py,line=1::PWNED\r\n  ::warning::again\nother.py:1:1: LL001 forged"
+    run.findings.append(Finding("TS001", "bad-call", Severity.WARNING,
+                                Span(str(tmp_path / f"::error file={evil}.py"), 1, 1),
+                                evil, fix=evil))
+    text = _render(run)
+    lines = text.splitlines()
+    assert not [line for line in lines if line.lstrip().startswith("::")]
+    assert not [line for line in lines if line.startswith("other.py:1:1:")]
+    assert "##[" not in text

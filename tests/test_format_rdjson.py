@@ -151,3 +151,28 @@ def test_the_real_command_on_fixtures(tmp_path):
     urls = {d["code"].get("url") for d in document["diagnostics"]}
     assert any(u and u.startswith("https://") for u in urls)
     assert any("suggestions" in d for d in document["diagnostics"])
+
+
+def test_utf8_columns_follow_the_protos_own_example():
+    from lintlora.report.sourcelines import utf8_column
+
+    # reviewdog.proto, message Position: in 'a𐐀b' the column of a is 1, of 𐐀 2, of b 6
+    assert [utf8_column("a𐐀b", c) for c in (1, 2, 3)] == [1, 2, 6]
+    assert utf8_column("a𐐀b", 4) == 7  # the exclusive end at the line's end
+    assert utf8_column("ab", 5) == 5  # past the end: one byte a character
+    assert utf8_column("\udcff", 2) == 4  # a lone surrogate never raises
+    assert utf8_column(None, 3) is None
+
+
+def test_lines_are_split_as_python_and_the_fixer_number_them(tmp_path):
+    from lintlora.report.sourcelines import SourceLines
+
+    path = tmp_path / "crlf.py"
+    path.write_bytes("a = 1\r\nb = 'é'\rc = 3\nd\x0ce = 5\n".encode("utf-8"))
+    lines = SourceLines()
+    assert [lines.line(str(path), n) for n in (1, 2, 3, 4, 5)] == [
+        "a = 1", "b = 'é'", "c = 3", "d\x0ce = 5", ""]  # a form feed ends no line
+    assert lines.line(str(path), 6) is None and lines.line(str(tmp_path / "gone.py"), 1) is None
+    link = tmp_path / "link.py"
+    link.symlink_to(path)
+    assert lines.line(str(link), 1) is None  # never read through a link

@@ -34,9 +34,11 @@ linter runs no tests, and the output stays byte-identical for the same input.
 
 Text: XML 1.0 allows no control character but tab, LF and CR, no lone surrogate and no
 U+FFFE/U+FFFF (https://www.w3.org/TR/xml/#charsets); every string goes through
-:func:`lintlora.report.escape.visible` (line breaks kept in element text), which shows each of
-them as a visible escape, then ElementTree's escaping (``&``, ``<``, ``>``, quotes; a line
-break in an attribute as ``&#10;``). The document is ASCII: other characters are character
+:func:`lintlora.report.escape.visible`, which shows each of them, and every line break a
+message holds, as a visible escape, then ElementTree's escaping (``&``, ``<``, ``>``, quotes).
+So the only line breaks are lintlora's own, between the parts of a failure's text, and no
+line starts with ``::`` (:func:`~lintlora.report.escape.terminal_line`): the report printed
+in a CI log forges no finding and no GitHub Actions workflow command. The document is ASCII: other characters are character
 references (``&#8776;``), so it reads the same whatever the output stream's encoding.
 """
 
@@ -46,7 +48,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from lintlora.findings import FileError, Finding, FixSafety
 from lintlora.report import memory_line, other_notices, rule_metadata, unparsed
-from lintlora.report.escape import visible
+from lintlora.report.escape import terminal_line, visible
 from lintlora.report.locations import display_path, related_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,8 +65,13 @@ def _attr(text: str) -> str:
     return line if len(line) <= _MAX_ATTRIBUTE else line[:_MAX_ATTRIBUTE - 1] + "…"
 
 
-def _text(text: str) -> str:
-    return visible(text.replace("\r\n", "\n"), keep_newlines=True)
+def _text(lines: list[str]) -> str:
+    """Element text: each line's own line breaks and controls shown as escapes
+    (:func:`visible`), so every line of the document starts with lintlora's own words, and a
+    line that would start with ``::`` (a file name) gets its colon shown
+    (:func:`~lintlora.report.escape.terminal_line`): the report printed in a GitHub Actions
+    log holds no workflow command."""
+    return "\n".join(terminal_line(visible(line)) for line in lines)
 
 
 def _where(finding: Finding) -> str:
@@ -75,7 +82,7 @@ def _where(finding: Finding) -> str:
     return f"{path}:{span.line}:{span.column}"
 
 
-def _failure_text(finding: Finding, url: str | None) -> str:
+def _failure_text(finding: Finding, url: str | None) -> list[str]:
     lines = [f"{_where(finding)}: {finding.code} [{finding.severity.value}] {finding.message}"]
     memory = memory_line(finding.estimate)
     if memory:
@@ -90,13 +97,13 @@ def _failure_text(finding: Finding, url: str | None) -> str:
                      f"{finding.autofix.title}")
     if url:
         lines.append(f"Rule: {url}")
-    return "\n".join(lines)
+    return lines
 
 
 class _Suite:
     def __init__(self, path: str | None) -> None:
         self.path = path
-        self.cases: list[tuple[str, str | None, dict[str, str], str]] = []
+        self.cases: list[tuple[str, str | None, dict[str, str], list[str]]] = []
         self.notes: list[str] = []
 
 
@@ -133,11 +140,11 @@ def to_junit(result: "RunResult") -> Any:
             where += f":{error.line}"
         suite(error.path).cases.append((f"{error.code} {kind}", "error", {
             "type": error.code, "message": f"{kind}: {error.message}"},
-            f"{where}: {error.code} {kind}: {error.message}"))
+            [f"{where}: {error.code} {kind}: {error.message}"]))
     for path in sorted(not_parsed):
         suite(path).cases.append(("LL000 syntax-error (ignored)", "skipped", {
             "message": "could not be parsed; LL000 syntax-error is ignored here, so nothing "
-                       "in this file was checked"}, ""))
+                       "in this file was checked"}, []))
     for notice in other_notices(result):
         suite(notice.path).notes.append(f"note: {notice.message}")
 
@@ -147,9 +154,9 @@ def to_junit(result: "RunResult") -> Any:
         classname = key or "lintlora"
         if not item.cases and item.notes and key not in checked:
             # named but not linted (not a training config): skipped, the notice says why
-            item.cases.append(("lintlora", "skipped", {"message": item.notes[0]}, ""))
+            item.cases.append(("lintlora", "skipped", {"message": item.notes[0]}, []))
         elif not item.cases:
-            item.cases.append(("lintlora", None, {}, ""))
+            item.cases.append(("lintlora", None, {}, []))
         failures = sum(1 for case in item.cases if case[1] == "failure")
         errors = sum(1 for case in item.cases if case[1] == "error")
         skipped = sum(1 for case in item.cases if case[1] == "skipped")
@@ -169,7 +176,7 @@ def to_junit(result: "RunResult") -> Any:
                 if text:
                     child.text = _text(text)
         if item.notes:
-            ET.SubElement(element, "system-out").text = _text("\n".join(item.notes))
+            ET.SubElement(element, "system-out").text = _text(item.notes)
         totals["tests"] += len(item.cases)
         totals["failures"] += failures
         totals["errors"] += errors
