@@ -330,8 +330,12 @@ class _LintPath(click.Path):
               help="A library release the run uses (transformers=4.46, bitsandbytes=0.41.1; repeatable): "
                    "overrides [tool.lintlora] versions and the versions read from the project's "
                    "requirements, pyproject.toml and lock files.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github", "markdown"]),
-              default="text", show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github", "markdown",
+                                                  "rdjson", "gitlab", "junit", "concise"]),
+              default="text", show_default=True,
+              help="Output format: text, json, sarif (code scanning), github (annotations), "
+                   "markdown (a PR comment), rdjson (reviewdog), gitlab (Code Quality), "
+                   "junit (JUnit XML), concise (one line per finding).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
               help="Write the report to FILE instead of standard output: a regular file (never "
                    "one of the linted files or one git tracks, unless --force), /dev/null, "

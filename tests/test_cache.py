@@ -58,7 +58,8 @@ def test_second_run_reads_every_file_from_the_cache_with_identical_output(fixtur
     assert first.stats.cache_hits == 0 and first.stats.cache_stored >= len(first.files)
     assert second.stats.cache_hits == first.stats.cache_stored
     assert second.stats.cache_stored == 0
-    for fmt in ("json", "sarif", "text", "github", "markdown"):
+    for fmt in ("json", "sarif", "text", "github", "markdown", "rdjson", "gitlab", "junit",
+                "concise"):
         assert _report(plain, fmt) == _report(first, fmt) == _report(second, fmt), fmt
     assert second.exit_code() == plain.exit_code()
 

@@ -25,7 +25,7 @@ from lintlora.settings import Settings
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PATHS = [p for p in ("fixtures/python", "fixtures/configs", "fixtures/cases", "fixtures/rules",
                      "fixtures/examples") if os.path.isdir(os.path.join(REPO, p))]
-FORMATS = ("json", "sarif", "text", "markdown", "github")
+FORMATS = ("json", "sarif", "text", "markdown", "github", "rdjson", "gitlab", "junit", "concise")
 GPU = Settings(gpu="rtx3090")
 
 

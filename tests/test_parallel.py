@@ -36,7 +36,8 @@ def test_two_workers_give_the_same_output_as_one(tmp_path):
     one = lint_paths([str(tmp_path / "fixtures")], jobs=1, keep_setups=True)
     two = lint_paths([str(tmp_path / "fixtures")], jobs=2, keep_setups=True)
     assert one.stats.jobs == 1 and two.stats.jobs == 2  # the pool really ran
-    for fmt in ("json", "sarif", "text", "github", "markdown"):
+    for fmt in ("json", "sarif", "text", "github", "markdown", "rdjson", "gitlab", "junit",
+                "concise"):
         assert _report(one, fmt) == _report(two, fmt), fmt
     assert one.files == two.files and one.errors == two.errors and one.notices == two.notices
     assert one.setups == two.setups and list(one.setups) == list(two.setups)

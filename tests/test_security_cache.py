@@ -30,7 +30,8 @@ from lintlora.report import render
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(REPO, "fixtures")
-FORMATS = ("json", "sarif", "text", "github", "markdown")
+FORMATS = ("json", "sarif", "text", "github", "markdown", "rdjson", "gitlab", "junit",
+           "concise")
 
 # one finding (LL001) with an estimate and its breakdown: one entry per run
 with open(os.path.join(FIXTURES, "rules", "ll001_bad_qlora_trainer.py"), encoding="utf-8") as _f:

@@ -21,7 +21,7 @@ from lintlora.engine import lint_paths
 from lintlora.report import render
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FORMATS = ("text", "json", "sarif", "github", "markdown")
+FORMATS = ("text", "json", "sarif", "github", "markdown", "rdjson", "gitlab", "junit", "concise")
 
 TRAIN_PY = '''from dataclasses import dataclass, field
 from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments

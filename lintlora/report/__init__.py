@@ -1,5 +1,6 @@
-"""Reporters: turn a :class:`lintlora.engine.RunResult` into text, JSON, SARIF, annotations or
-Markdown (DESIGN.md, "Reporters").
+"""Reporters: turn a :class:`lintlora.engine.RunResult` into text, JSON, SARIF, annotations,
+Markdown, reviewdog's rdjson, a GitLab Code Quality report, JUnit XML or concise lines
+(DESIGN.md, "Reporters").
 
 Each reporter module has ``render(result, out, **options)`` writing to a text stream. Paths in
 every format are relative to the working directory (:func:`display_path`). This package holds
@@ -44,6 +45,10 @@ FORMATS = {
     "sarif": "lintlora.report.sarif",
     "github": "lintlora.report.github",
     "markdown": "lintlora.report.markdown",
+    "rdjson": "lintlora.report.rdjson",
+    "gitlab": "lintlora.report.gitlab",
+    "junit": "lintlora.report.junit",
+    "concise": "lintlora.report.concise",
 }
 """``--format`` name -> reporter module."""
 
