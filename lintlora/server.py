@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from typing import Any
 
 from lsprotocol import types
@@ -390,4 +391,10 @@ def main() -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     server = make_server()
     server.start_io()
-    return 0
+    # pygls closed standard output with the connection: later flushes (the CLI's at its end)
+    # must not fail on it
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+    # LSP 3.17 "exit": "The server should exit with success code 0 if the shutdown request has
+    # been received before; otherwise with error code 1" (pygls keeps that in the protocol's
+    # _shutdown flag, pygls/protocol/language_server.py lsp_shutdown)
+    return 0 if getattr(server.protocol, "_shutdown", True) else 1

@@ -357,6 +357,9 @@ class LintSession:
         self._resolver: Any = None
         self._contexts: dict[int, tuple[Any, Any]] = {}
         self._index: Any = None
+        from lintlora.extract.cst_chunks import ChunkParser
+
+        self.parser = ChunkParser()  # kept across settings: a parse depends on the text only
         self.configure(options)
 
     # -- settings --
@@ -476,9 +479,12 @@ class LintSession:
             # explicit for Python (a half-typed script is reported); YAML/JSON quiet: an open
             # CI workflow or package.json is not lintlora's business (no "not a config" notice)
             source = SourceFile(path, kind, explicit=kind in ("python", "notebook"))
+            from lintlora.extract.cst_chunks import parsing_with
+
             try:
-                return lint_file(source, settings, self.instances, context, data=data,
-                                 launches=launches, root=root)
+                with parsing_with(self.parser):  # only the changed statements are parsed again
+                    return lint_file(source, settings, self.instances, context, data=data,
+                                     launches=launches, root=root)
             finally:
                 forget = getattr(context, "forget_estimates", None)
                 if forget is not None:
