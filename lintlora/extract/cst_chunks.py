@@ -57,6 +57,9 @@ class ChunkParser:
         # first statement, the node that replaced it or None)])
         self._last: tuple[int, str, list] | None = None
         self._last_module: Any = None
+        # id(node) -> the cached chunk entry holding it (entries keep their nodes alive, and
+        # an evicted entry's nodes are removed), so a node's position is found in O(1)
+        self._owner: dict[int, list] = {}
 
     def parse(self, source: str) -> Any:
         """The module of ``source``; raises what ``libcst.parse_module`` raises."""
@@ -143,18 +146,24 @@ class ChunkParser:
             return None
         from lintlora.extract._cstpos import PositionIndex
 
-        bounds: dict[int, tuple[int, int]] = {id(module): (0, len(text))}
+        extra: dict[int, tuple[int, int]] = {id(module): (0, len(text))}
+        overlay: dict[int, list] = {}
+        base_of: dict[int, int] = {}
         for entry, base, first, replaced in last[2]:
-            relative = entry[1]
-            if relative is None:
-                relative = entry[1] = _relative_bounds(entry[0], entry[2])
-            if base:
-                bounds.update({key: (s + base, e + base) for key, (s, e) in relative.items()})
-            else:
-                bounds.update(relative)
+            if entry[1] is None:
+                entry[1] = _relative_bounds(entry[0], entry[2])
+                if entry[3]:  # cached: its nodes are found through the parser's owner map
+                    owner = self._owner
+                    for key in entry[1]:
+                        owner[key] = entry
+            if not entry[3]:
+                overlay.update(dict.fromkeys(entry[1], entry))
+            base_of[id(entry)] = base
             if replaced is not None:
-                bounds[id(replaced)] = bounds[id(first)]
-        return PositionIndex(text, bounds, _Identity(len(text)), module=module)
+                start, end = entry[1][id(first)]
+                extra[id(replaced)] = (start + base, end + base)
+        bounds = _Bounds(self._owner, overlay, base_of, extra)
+        return PositionIndex(text, bounds, _Identity(len(text)), module=module)  # type: ignore[arg-type]
 
     def _chunk(self, piece: str, indent: str, newline: str, fresh: bool) -> Any:
         import libcst as cst
@@ -169,11 +178,15 @@ class ChunkParser:
         self.misses += 1
         module = cst.parse_module(piece, config=cst.PartialParserConfig(
             default_indent=indent, default_newline=newline))
-        entry = [module, None, piece]  # the module, its nodes' offsets (on first use), text
+        # the module, its nodes' offsets in the chunk (on first use), its text, whether cached
+        entry = [module, None, piece, not fresh]
         if not fresh:
             self._cache[key] = entry
             while len(self._cache) > self.max_chunks:
-                self._cache.popitem(last=False)
+                _key, dropped = self._cache.popitem(last=False)
+                for node in dropped[1] or ():
+                    if self._owner.get(node) is dropped:
+                        del self._owner[node]
         return entry
 
 
@@ -279,6 +292,33 @@ def _cuts(source: str, lines: list[str]) -> tuple[list[int] | None, str]:
             previous_start = stripped
         previous_code = number
     return cuts, indent or "    "
+
+
+class _Bounds:
+    """The ``bounds`` of a :class:`lintlora.extract._cstpos.PositionIndex` over chunks:
+    ``get(id(node))`` -> ``(start, end)`` character offsets in the whole text (the chunk's
+    offsets shifted by where it starts in this text); ``None`` for a node not in it."""
+
+    __slots__ = ("owner", "overlay", "base_of", "extra")
+
+    def __init__(self, owner: dict, overlay: dict, base_of: dict, extra: dict) -> None:
+        self.owner = owner
+        self.overlay = overlay
+        self.base_of = base_of
+        self.extra = extra
+
+    def get(self, key: int, default: Any = None) -> Any:
+        found = self.extra.get(key)
+        if found is not None:
+            return found
+        entry = self.overlay.get(key) or self.owner.get(key)
+        if entry is None:
+            return default
+        base = self.base_of.get(id(entry))
+        if base is None:  # a cached chunk that is not part of this text
+            return default
+        start, end = entry[1][key]
+        return start + base, end + base
 
 
 class _Identity:
