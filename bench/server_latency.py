@@ -10,8 +10,10 @@ with full sync sends: a value edited, a comment typed) and times each from the s
 ``textDocument/publishDiagnostics`` of that version. Prints the median, p90 and max, the open's
 time, and the server's peak resident memory (``VmHWM`` of ``/proc/PID/status``, Linux).
 
-Run: ``python bench/server_latency.py [--edits 30] [--lines 500] [--profile]``; ``--profile``
-runs the same lints in this process under cProfile instead (the hot path, no server).
+Run: ``python bench/server_latency.py [--edits 30] [--lines 500] [--profile | --compare]``;
+``--profile`` runs the same lints in this process under cProfile instead (the hot path, no
+server); ``--compare`` times them with and without the incremental parse
+(:mod:`lintlora.extract.cst_chunks`), interleaved.
 """
 
 from __future__ import annotations
@@ -184,13 +186,46 @@ def run_profile(count: int, lines: int) -> None:
     pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
 
 
+def run_compare(count: int, lines: int) -> None:
+    """The lint of each edit in this process, with the incremental parse and without it
+    (LibCST's whole-file parse), interleaved so both see the same machine load; the results
+    are checked equal."""
+    from lintlora.server_lint import LintSession
+
+    folder = Path(tempfile.mkdtemp(prefix="lintlora-bench-"))
+    (folder / ".git").mkdir()
+    script = folder / "train.py"
+    text = build_script(lines)
+    script.write_text(text, encoding="utf-8")
+    session = LintSession({"gpu": "rtx4090"})
+    session.lint(str(script), text)
+    chunked = session.parser
+    incremental, whole = [], []
+    for new_text in edits(text, count):
+        session.parser = chunked
+        t0 = time.perf_counter()
+        a = session.lint(str(script), new_text)
+        incremental.append(time.perf_counter() - t0)
+        session.parser = None
+        t0 = time.perf_counter()
+        b = session.lint(str(script), new_text)
+        whole.append(time.perf_counter() - t0)
+        assert a.findings == b.findings and a.setups == b.setups
+    print(f"lint of one edit ({text.count(chr(10))} lines), median over {count}: incremental parse "
+          f"{1000 * statistics.median(incremental):.1f} ms, whole-file parse "
+          f"{1000 * statistics.median(whole):.1f} ms (results equal)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--edits", type=int, default=30)
     parser.add_argument("--lines", type=int, default=500)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--compare", action="store_true",
+                        help="in this process: the lint with and without the incremental parse")
     args = parser.parse_args()
-    (run_profile if args.profile else run_server)(args.edits, args.lines)
+    run = run_profile if args.profile else run_compare if args.compare else run_server
+    run(args.edits, args.lines)
 
 
 if __name__ == "__main__":
