@@ -15,8 +15,11 @@ What the server does:
   disk; never imports or runs it) and publishes its diagnostics; changes are debounced
   (:data:`DEBOUNCE_SECONDS`: only the latest version of a burst is linted). ``didClose``
   clears them. Python, ``.ipynb`` notebooks opened as text documents (their JSON: a cell's
-  finding is placed on the file line of the cell's source line; the LSP notebook-document
-  sync is not implemented), YAML (axolotl, LLaMA-Factory, torchtune, litgpt) and JSON.
+  finding is placed on the file line of the cell's source line), YAML (axolotl,
+  LLaMA-Factory, torchtune, litgpt) and JSON.
+- ``notebookDocument/didOpen``, ``didChange``, ``didSave``, ``didClose`` (LSP 3.17 notebook
+  sync, :data:`NOTEBOOK_SYNC`): the cells are linted together as the notebook, each cell's
+  diagnostics published on that cell; quick fixes edit the cells (no "fix all" in a notebook).
 - ``textDocument/hover`` on a finding: its message, memory figures and breakdown, LL008's fit
   list (:func:`lintlora.server_lint.hover_markdown`).
 - ``textDocument/codeAction``: a ``quickfix`` per finding with an autofix (``isPreferred``
@@ -50,8 +53,9 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from lintlora import __version__
 from lintlora.server_lint import (
-    FIX_ALL_KIND, SOURCE, Diag, LintSession, contains, diagnostics, fix_all_safe,
-    fix_edits_for, hover_markdown, is_invalidating, kind_for,
+    FIX_ALL_KIND, SOURCE, Diag, LintSession, cell_diagnostics, cell_fix_edits, contains,
+    diagnostics, fix_all_safe, fix_edits_for, hover_markdown, is_invalidating, kind_for,
+    notebook_json,
 )
 
 __all__ = ["LintloraServer", "make_server", "main", "DEBOUNCE_SECONDS"]
@@ -70,10 +74,10 @@ logger = logging.getLogger("lintlora.server")
 class _Linted:
     """A document's last lint: its version, text, result and diagnostics."""
 
-    __slots__ = ("version", "text", "path", "kind", "result", "diags", "settings")
+    __slots__ = ("version", "text", "path", "kind", "result", "diags", "settings", "notebook")
 
     def __init__(self, version: Any, text: str, path: str, kind: str | None, result: Any,
-                 diags: list[Diag], settings: Any) -> None:
+                 diags: list[Diag], settings: Any, notebook: Any = None) -> None:
         self.version = version
         self.text = text
         self.path = path
@@ -81,15 +85,28 @@ class _Linted:
         self.result = result
         self.diags = diags
         self.settings = settings
+        # a notebook cell (notebook sync): (notebook uri, notebook JSON, code cells' texts,
+        # code cells' uris); ``None`` for a text document
+        self.notebook = notebook
+
+
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(notebook_selector=[
+    types.NotebookDocumentFilterWithCells(notebook="jupyter-notebook",
+                                          cells=[types.NotebookCellLanguage(language="python")])])
+"""The notebooks the server asks the client to sync cell by cell (LSP 3.17
+``notebookDocumentSync``; ``jupyter-notebook`` is VS Code's type of ``.ipynb`` files). The
+cells are linted together as the notebook (:func:`lintlora.server_lint.notebook_json`), each
+cell's diagnostics published on the cell's own document."""
 
 
 class LintloraServer(LanguageServer):
     """The pygls server with the lint session (:class:`lintlora.server_lint.LintSession`)."""
 
     def __init__(self) -> None:
-        super().__init__("lintlora", __version__)
+        super().__init__("lintlora", __version__, notebook_document_sync=NOTEBOOK_SYNC)
         self.session: LintSession | None = None
         self.linted: dict[str, _Linted] = {}
+        self.notebooks: dict[str, list[str]] = {}  # notebook uri -> its cells' uris
         self.pending: dict[str, Any] = {}
         self.root: str | None = None
 
@@ -170,14 +187,67 @@ class LintloraServer(LanguageServer):
             self.show_warnings()
         return linted
 
-    def publish(self, uri: str, linted: _Linted) -> None:
+    def lint_notebook(self, uri: str) -> None:
+        """Lint the open notebook ``uri`` (its cells as one ``.ipynb``) and publish each
+        cell's diagnostics on the cell."""
+        cells_uris: list[str] = []
+        try:
+            notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+            if notebook is None:
+                return
+            cells: list[tuple[bool, str]] = []
+            code_texts: list[str] = []
+            code_uris: list[str] = []
+            for cell in notebook.cells[:10_000]:
+                document = self.workspace.get_text_document(cell.document)
+                is_code = cell.kind == types.NotebookCellKind.Code and \
+                    (document.language_id or "python") == "python"
+                cells.append((is_code, document.source))
+                cells_uris.append(cell.document)
+                if is_code:
+                    code_texts.append(document.source)
+                    code_uris.append(cell.document)
+            text = notebook_json(cells)
+            path, on_disk = self.document_path(uri, "jupyter")
+            if not path.endswith(".ipynb"):
+                path += ".ipynb"
+            session = self.lint_session()
+            result = session.lint(path, text, "notebook", on_disk=on_disk)
+            by_cell = cell_diagnostics(result, code_texts, self.encoding, session.rule_of)
+            settings = session.settings_for(path)
+            for index, cell_uri in enumerate(code_uris, start=1):
+                linted = _Linted(notebook.version, code_texts[index - 1], path, "notebook", result,
+                                 by_cell.get(index, []), settings,
+                                 (uri, text, code_texts, code_uris))
+                self.linted[cell_uri] = linted
+                self.publish(cell_uri, linted, version=False)
+        except Exception as exc:  # noqa: BLE001 - the server keeps running
+            self.log(f"linting {uri} failed: {type(exc).__name__}: {exc}")
+        for old in self.notebooks.get(uri, []):
+            if old not in cells_uris or old not in self.linted:  # a cell deleted or no code
+                self.linted.pop(old, None)
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                    uri=old, diagnostics=[]))
+        self.notebooks[uri] = cells_uris
+        if self.session is not None and self.session.warnings:
+            self.show_warnings()
+
+    def publish(self, uri: str, linted: _Linted, version: bool = True) -> None:
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=uri, version=linted.version if isinstance(linted.version, int) else None,
+            uri=uri, version=linted.version if version and isinstance(linted.version, int)
+            else None,
             diagnostics=[to_diagnostic(d) for d in linted.diags]))
 
     def current(self, uri: str) -> _Linted | None:
         """The lint of the document's current version (linted now if it is stale)."""
         linted = self.linted.get(uri)
+        if linted is not None and linted.notebook is not None:
+            notebook = self.workspace.get_notebook_document(notebook_uri=linted.notebook[0])
+            if notebook is not None and notebook.version != linted.version:
+                self.pending.pop(linted.notebook[0], None)
+                self.lint_notebook(linted.notebook[0])
+                linted = self.linted.get(uri)
+            return linted
         try:
             version = self.workspace.get_text_document(uri).version
         except Exception:  # noqa: BLE001
@@ -189,7 +259,10 @@ class LintloraServer(LanguageServer):
 
     def relint_all(self) -> None:
         for uri in list(self.linted):
-            self.lint_uri(uri)
+            if self.linted.get(uri) is not None and self.linted[uri].notebook is None:
+                self.lint_uri(uri)
+        for uri in list(self.notebooks):
+            self.lint_notebook(uri)
 
 
 def _range(r: tuple[int, int, int, int]) -> types.Range:
@@ -300,6 +373,37 @@ def make_server() -> LintloraServer:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri,
                                                                             diagnostics=[]))
 
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_open(ls: LintloraServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.lint_notebook(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    async def notebook_change(ls: LintloraServer,
+                              params: types.DidChangeNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        version = params.notebook_document.version
+        ls.pending[uri] = version
+        await asyncio.sleep(DEBOUNCE_SECONDS)
+        if ls.pending.get(uri) != version:
+            return
+        ls.pending.pop(uri, None)
+        ls.lint_notebook(uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_save(ls: LintloraServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.lint_notebook(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_close(ls: LintloraServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        ls.pending.pop(uri, None)
+        cells = ls.notebooks.pop(uri, [])
+        cells.extend(c.uri for c in params.cell_text_documents or [])
+        for cell in dict.fromkeys(cells):
+            ls.linted.pop(cell, None)
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell,
+                                                                                diagnostics=[]))
+
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(ls: LintloraServer, params: types.DidChangeWatchedFilesParams) -> None:
         paths = [to_fs_path(c.uri) for c in params.changes[:10_000] if c.uri.startswith("file:")]
@@ -360,6 +464,8 @@ def _code_actions(ls: LintloraServer, params: types.CodeActionParams) -> list[ty
     only = [str(getattr(k, "value", k)) for k in (params.context.only or [])] or None
     actions: list[types.CodeAction] = []
     encoding = ls.encoding
+    if linted.notebook is not None:
+        return _cell_actions(linted, params, only, encoding)
     if _wanted(only, types.CodeActionKind.QuickFix.value):
         for diag in linted.diags:
             finding = diag.finding
@@ -383,6 +489,32 @@ def _code_actions(ls: LintloraServer, params: types.CodeActionParams) -> list[ty
         if edits:
             actions.append(types.CodeAction(title="lintlora: fix all safe", kind=FIX_ALL_KIND,
                                             edit=_workspace_edit(edits, uri, linted.path)))
+    return actions
+
+
+def _cell_actions(linted: _Linted, params: types.CodeActionParams, only: list[str] | None,
+                  encoding: str) -> list[types.CodeAction]:
+    """Quick fixes on a notebook cell (edits on the cells they change); no "fix all" there."""
+    from lintlora.findings import FixSafety
+
+    _uri, text, code_texts, code_uris = linted.notebook
+    actions = []
+    if not _wanted(only, types.CodeActionKind.QuickFix.value):
+        return actions
+    for diag in linted.diags:
+        finding = diag.finding
+        if finding is None or finding.autofix is None or not _overlaps(diag.range, params.range):
+            continue
+        edits = cell_fix_edits(finding, text, code_texts, encoding)
+        if not edits:
+            continue
+        safe = finding.autofix.safety is FixSafety.SAFE
+        changes = {code_uris[cell - 1]: [types.TextEdit(range=_range(rng), new_text=new)
+                                         for rng, new in items] for cell, items in edits.items()}
+        actions.append(types.CodeAction(
+            title=f"lintlora: {finding.autofix.title} ({finding.code})" + ("" if safe else " (unsafe)"),
+            kind=types.CodeActionKind.QuickFix, diagnostics=[to_diagnostic(diag)],
+            is_preferred=safe or None, edit=types.WorkspaceEdit(changes=changes)))
     return actions
 
 

@@ -57,6 +57,9 @@ __all__ = [
     "fix_edits_for",
     "fix_all_safe",
     "is_invalidating",
+    "notebook_json",
+    "cell_diagnostics",
+    "cell_fix_edits",
 ]
 
 SOURCE = "lintlora"
@@ -842,4 +845,92 @@ def fix_all_safe(findings: Sequence[Finding], path: str, text: str, kind: str | 
         last = len(lines) - 1
         end = (last, units(lines.line(last), encoding))
         out[changed] = (old, [((0, 0, *end), composed.new[changed])])
+    return out or None
+
+
+# ---- notebook documents (LSP notebook sync: one text document per cell) ------------------------
+
+def notebook_json(cells: Sequence[tuple[bool, str]]) -> str:
+    """The ``.ipynb`` JSON (nbformat 4) of a notebook's cells, ``(is_code, source)`` each, as
+    the notebook extractor reads it (code cells' ``source`` as a list of lines: nbformat 4
+    "Cell types", https://nbformat.readthedocs.io/en/latest/format_description.html)."""
+    import json
+
+    out = []
+    for is_code, source in cells:
+        cell: dict[str, Any] = {"cell_type": "code" if is_code else "markdown", "metadata": {},
+                                "source": source.splitlines(keepends=True)}
+        if is_code:
+            cell.update(execution_count=None, outputs=[])
+        out.append(cell)
+    return json.dumps({"cells": out, "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+                      indent=1, ensure_ascii=False)
+
+
+def cell_diagnostics(result: "FileResult", code_cells: Sequence[str], encoding: str = "utf-16",
+                     rule_of: Callable[[str], type | None] | None = None
+                     ) -> dict[int, list[Diag]]:
+    """The diagnostics of a notebook's result by code cell (1-based, code cells only, as
+    :class:`lintlora.training_setup.Span` ``cell`` counts them), positions in each cell's own
+    text; a finding without a cell, in another file, and the errors and notices go to the
+    first code cell (:func:`diagnostics` places those)."""
+    rule_of = rule_of or (lambda _code: None)
+    out: dict[int, list[Diag]] = {i: [] for i in range(1, len(code_cells) + 1)}
+    if not code_cells:
+        return out
+    placers = {}
+    rest = dataclasses_replace_result(result)
+    for finding in result.findings:
+        span = finding.span
+        if span.cell is None or not 1 <= span.cell <= len(code_cells) \
+                or not _same_file(span.path, result.path):
+            rest.findings.append(finding)
+            continue
+        placer = placers.get(span.cell)
+        if placer is None:
+            from lintlora.file_result import FileResult
+
+            placer = placers[span.cell] = _Placer(FileResult(result.path, "python"),
+                                                  code_cells[span.cell - 1], encoding)
+        where = placer.span(span.line, span.column, span.end_line, span.end_column, None)
+        from lintlora.report.locations import related_text
+
+        related = tuple((r.span.path, _foreign_range(r.span), related_text(r))
+                        for r in finding.related)
+        out[span.cell].append(Diag(where, LSP_SEVERITY.get(finding.severity, 2), finding.code,
+                                   _href(finding.code, rule_of(finding.code)), finding.message,
+                                   related, finding))
+    out[1].extend(diagnostics(rest, code_cells[0], encoding, rule_of))
+    return out
+
+
+def dataclasses_replace_result(result: "FileResult") -> "FileResult":
+    """A copy of ``result`` without findings (its errors and notices kept)."""
+    from lintlora.file_result import FileResult
+
+    return FileResult(path=result.path, kind="python", errors=list(result.errors),
+                      notices=list(result.notices))
+
+
+def cell_fix_edits(finding: Finding, notebook_text: str, code_cells: Sequence[str],
+                   encoding: str = "utf-16") -> dict[int, list[tuple[Range, str]]] | None:
+    """The edits of ``finding``'s autofix per code cell (cell coordinates, client units), or
+    ``None`` (no fix, one that names another file, or it cannot be placed)."""
+    fix = finding.autofix
+    if fix is None or not fix.ops or any(op.span.cell is None for op in fix.ops):
+        return None
+    from lintlora.fixing import _notebook_cell_edits
+
+    try:
+        by_cell = _notebook_cell_edits(fix.ops, notebook_text)
+    except Exception:  # noqa: BLE001 - FixError and the like: no code action
+        return None
+    out: dict[int, list[tuple[Range, str]]] = {}
+    for cell, edits in by_cell.items():
+        if not 1 <= cell <= len(code_cells):
+            return None
+        lines = _Lines(code_cells[cell - 1])
+        out[cell] = [((*lines.position(e.line, e.column, encoding),
+                       *lines.position(e.end_line, e.end_column, encoding)), e.new_text)
+                     for e in edits]
     return out or None

@@ -130,6 +130,7 @@ def test_initialize_announces_the_features(lsp):
     assert caps["textDocumentSync"]["openClose"] is True
     assert caps["textDocumentSync"]["change"] in (1, 2)
     assert caps["positionEncoding"] == "utf-16"
+    assert caps["notebookDocumentSync"]["notebookSelector"][0]["notebook"] == "jupyter-notebook"
 
 
 def test_bad_script_then_the_fixing_edit_clears_it(lsp, project):
@@ -286,6 +287,42 @@ def test_utf16_columns(lsp, project):
     # UTF-16: the emoji counts 2 units, é 1: `True` starts at code point 24, unit 25
     assert line[24:28] == "True" and d["range"]["start"]["character"] == 25
     _close(lsp, uri)
+
+
+def test_notebook_sync_lints_the_cells_together(lsp):
+    import json
+
+    notebook = json.loads((FIX / "LL002" / "notebook.ipynb").read_text())
+    nb_uri = "file:///nowhere/lsp-notebook.ipynb"
+    cells, docs = [], []
+    for i, cell in enumerate(notebook["cells"]):
+        uri = f"vscode-notebook-cell:/nowhere/lsp-notebook.ipynb#cell{i}"
+        code = cell["cell_type"] == "code"
+        cells.append({"kind": 2 if code else 1, "document": uri})
+        docs.append({"uri": uri, "languageId": "python" if code else "markdown", "version": 1,
+                     "text": "".join(cell["source"])})
+    mark = lsp.mark()
+    lsp.notify("notebookDocument/didOpen", {
+        "notebookDocument": {"uri": nb_uri, "notebookType": "jupyter-notebook", "version": 1,
+                             "cells": cells},
+        "cellTextDocuments": docs})
+    # the finding is on the cell holding `fp16=True`, at its line in that cell
+    target = next(d for d in docs if "fp16=True" in d["text"])
+    diags = lsp.diagnostics(target["uri"], lambda ds: any(d["code"] == "LL002" for d in ds),
+                            since=mark)
+    d = next(d for d in diags if d["code"] == "LL002")
+    line = target["text"].splitlines()[d["range"]["start"]["line"]]
+    assert line[d["range"]["start"]["character"]:d["range"]["end"]["character"]] == "True"
+    action = _quickfix(lsp, target["uri"], d)
+    changes = action["edit"]["changes"]
+    fixed_nb = json.loads((FIX / "LL002" / "notebook.fixed.ipynb").read_text())
+    for doc, fixed_cell in zip(docs, fixed_nb["cells"]):
+        text = _apply(doc["text"], changes.get(doc["uri"], []))
+        assert text == "".join(fixed_cell["source"]), doc["uri"]
+    mark = lsp.mark()
+    lsp.notify("notebookDocument/didClose", {"notebookDocument": {"uri": nb_uri},
+                                             "cellTextDocuments": [{"uri": d["uri"]} for d in docs]})
+    assert lsp.diagnostics(target["uri"], since=mark) == []
 
 
 def test_shutdown_and_exit_are_clean(lsp):
