@@ -49,7 +49,8 @@ def lsp(project):
     client.init_result = client.request("initialize", {
         "processId": os.getpid(), "rootUri": _uri(project),
         "capabilities": {"general": {"positionEncodings": ["utf-16"]},
-                         "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}},
+                         "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}},
+                         "notebookDocument": {"synchronization": {}}},
         "initializationOptions": {"lintlora": {"gpu": "a100-80gb"}},
     })
     client.notify("initialized", {})
