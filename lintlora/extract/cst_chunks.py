@@ -38,9 +38,15 @@ from typing import Any, Iterator
 
 __all__ = ["ChunkParser", "parsing_with"]
 
-MAX_CACHED_CHUNKS = 8192
+MAX_CACHED_CHUNKS = 2048
 """Chunk parses kept (least recently used dropped): a few open files of a few hundred
 top-level statements each."""
+
+MAX_CACHED_CHARS = 500_000
+"""Characters of chunk text kept at most: a chunk's LibCST nodes and positions take about 550
+bytes per source character (``tracemalloc`` on ``bench/server_latency.py``'s script), so
+about 280 MiB at this bound, some 25 open 500-line scripts; a larger file is parsed by chunks
+all the same, its least recently used chunks dropped."""
 
 _SEPARATOR = re.compile(r"(?:#[^\n]*)?\r?\n?")
 
@@ -53,6 +59,7 @@ class ChunkParser:
         self._cache: OrderedDict[tuple[str, str, str], list] = OrderedDict()
         self.hits = 0
         self.misses = 0
+        self._chars = 0
         # the last module built: (its id, its text, [(chunk entry, start offset, the chunk's
         # first statement, the node that replaced it or None)])
         self._last: tuple[int, str, list] | None = None
@@ -182,8 +189,11 @@ class ChunkParser:
         entry = [module, None, piece, not fresh]
         if not fresh:
             self._cache[key] = entry
-            while len(self._cache) > self.max_chunks:
+            self._chars += len(piece)
+            while len(self._cache) > self.max_chunks or (
+                    self._chars > MAX_CACHED_CHARS and len(self._cache) > 1):
                 _key, dropped = self._cache.popitem(last=False)
+                self._chars -= len(dropped[2])
                 for node in dropped[1] or ():
                     if self._owner.get(node) is dropped:
                         del self._owner[node]
