@@ -715,3 +715,25 @@ def explain_cmd(code: str) -> None:
         Console().print(Markdown(page))
     else:
         click.echo(page.rstrip("\n"))
+
+
+# ---- server (issue 18: the editor server) -------------------------------------------------------
+
+_SERVER_INSTALL = "pip install 'lintlora[server]'"
+
+
+@app.command("server", context_settings=_CONTEXT)
+@click.option("--stdio", is_flag=True, help="Speak over standard input and output (the default "
+                                             "and only transport; accepted for clients that pass it).")
+def server_cmd(stdio: bool) -> None:
+    """Run the Language Server Protocol server over stdio: diagnostics, hovers with the memory
+    breakdown, and quick fixes in the editor (needs pygls: pip install 'lintlora[server]')."""
+    try:
+        from lintlora.server import main
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
+            raise
+        click.echo(f"lintlora: error: `lintlora server` needs pygls, which is not installed "
+                   f"({exc.name}): {_SERVER_INSTALL}", err=True)
+        sys.exit(2)
+    sys.exit(main())

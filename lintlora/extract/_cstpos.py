@@ -162,8 +162,18 @@ def _slow_index(module: cst.Module, text: str) -> PositionIndex:
     return PositionIndex(text, {}, None, dict(wrapper.resolve(PositionProvider)))
 
 
+INDEXER = None
+"""``(module, text) -> PositionIndex | None``: the index of a module built another way (the
+editor server's incremental parse keeps each chunk's positions:
+:meth:`lintlora.extract.cst_chunks.ChunkParser.index`), or ``None`` for this module's."""
+
+
 def index_positions(module: cst.Module, text: str, *, fast: bool = True) -> PositionIndex:
     """Index the positions of every node of ``module`` (parsed from ``text``)."""
+    if INDEXER is not None:
+        found = INDEXER(module, text)
+        if found is not None:
+            return found
     if fast:
         try:
             return _fast_index(module, text)

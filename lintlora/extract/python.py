@@ -48,6 +48,11 @@ from lintlora.training_setup import (
 
 __all__ = ["extract_python", "extract_python_source"]
 
+PARSE_MODULE: Callable[[str], Any] | None = None
+"""What parses a source instead of ``libcst.parse_module`` (same result, same errors), or
+``None``: the editor server's incremental parse sets it for its lints
+(:func:`lintlora.extract.cst_chunks.parsing_with`)."""
+
 _TOO_DEEP = ("too deeply nested to {}: past the recursion depth lintlora allows LibCST; this "
              "is a limit of lintlora, not a syntax error, and nothing in the file was checked")
 _INTERESTING_ROOTS = frozenset({"transformers", "peft", "trl", "torch", "unsloth", "accelerate",
@@ -193,7 +198,7 @@ def extract_python_source(path: str, source: str, *,
         source = source[1:]
     preflight(source, line_map)  # CPython parses it: from here on, failures are lintlora's
     try:
-        module = cst.parse_module(source)
+        module = (PARSE_MODULE or cst.parse_module)(source)
     except cst.ParserSyntaxError as exc:
         raise syntax_error(exc, source, line_map) from None
     except RecursionError:
