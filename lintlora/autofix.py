@@ -31,7 +31,7 @@ from lintlora.findings import Finding, FixSafety
 from lintlora.fixing import FixError, FixPlan, plan
 
 __all__ = ["SourceText", "fix_allowed", "fix_key", "read_source_text", "writable_reason",
-           "FixRun", "plan_fixes", "write_back", "unified_diff", "MAX_FIX_FILE_BYTES"]
+           "FixRun", "fix_mode", "plan_fixes", "write_back", "unified_diff", "MAX_FIX_FILE_BYTES"]
 
 MAX_FIX_FILE_BYTES = 64 * 2**20
 """The largest file a fix reads (the lint's own ``--max-file-size`` is lower by default)."""
@@ -54,6 +54,17 @@ def fix_allowed(finding: Finding, settings: Any, unsafe: bool) -> bool:
     if fix.safety is FixSafety.UNSAFE and not unsafe:
         return False
     return code_fixable(finding.code, settings)
+
+
+def fix_mode(finding: Finding, settings: Any) -> str | None:
+    """Which fixing mode applies the finding's fix: ``"safe"`` (``--fix``), ``"unsafe"``
+    (``--fix --unsafe-fixes`` only) or ``None`` (no fix, or its rule ``unfixable`` here); the
+    text report's ``[*]`` marker and its closing count (:mod:`lintlora.report.text`)."""
+    if fix_allowed(finding, settings, False):
+        return "safe"
+    if fix_allowed(finding, settings, True):
+        return "unsafe"
+    return None
 
 
 def code_fixable(code: str, settings: Any) -> bool:

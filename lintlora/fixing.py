@@ -32,7 +32,7 @@ How each kind is placed (``EditOp``'s docstring has their meaning):
   start (a block left empty gets ``pass``).
 - YAML/JSON (``yaml_set``, also ``replace``): span-exact text edits from PyYAML's node marks:
   a scalar replaced in place (a quoted scalar stays quoted in its quote style when the new
-  value is a string), a missing key added after its mapping's last entry at the mapping's
+  value is a string), a list's items replaced in its own layout (:func:`_yaml_sequence`), a missing key added after its mapping's last entry at the mapping's
   indentation (JSON: ``, "key": value`` in the object's own layout).
 - Shell (``launch_set``, also ``replace``): the option's value word replaced (``--opt v`` or
   ``--opt=v``), a bare flag given the value, or `` --opt value`` appended to the command's
@@ -254,7 +254,9 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
     if op.kind == "replace":
         lines = _Lines(text)
         start, end = _span_offsets(op.span, lines)
-        return [_edit(path, lines, start, end, op.text)]
+        new_text = _keep_quotes(text[start:end], op.text) if kind in ("python", "notebook") \
+            else op.text
+        return [_edit(path, lines, start, end, new_text)]
     if kind == "python":
         return _python_op(op, _PyTree(text), path)
     if op.kind == "launch_set" and kind in ("shell", "yaml"):
@@ -269,6 +271,18 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
             raise FixError(f"a {op.kind} edit in a shell file")
         return _launch_set(op, text, path)
     raise FixError(f"a {op.kind} edit in a file of kind {kind!r}")
+
+
+_PLAIN_STRING = re.compile(r"""(["'])[^"'\\\r\n]*\1\Z""")
+"""A one-line Python string literal with no prefix, escape or quote inside."""
+
+
+def _keep_quotes(old: str, new: str) -> str:
+    """``new`` in ``old``'s quote style when both are plain string literals (a rule writes
+    ``"sdpa"``; the file wrote ``'flash_attention_2'``: ``'sdpa'``), else ``new``."""
+    if _PLAIN_STRING.match(old) and _PLAIN_STRING.match(new) and old[0] != new[0]:
+        return old[0] + new[1:-1] + old[0]
+    return new
 
 
 def _span_offsets(span: Any, lines: _Lines) -> tuple[int, int]:
@@ -606,6 +620,8 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
         found_key, node = found
         depth += 1
     if depth == len(keys):
+        if isinstance(node, yaml.SequenceNode):
+            return _yaml_sequence(node, op, text, kind, lines, path)
         if not isinstance(node, yaml.ScalarNode):
             raise FixError(f"{op.keyword} is not a scalar")
         new = _scalar_text(op.text, kind, node)
@@ -620,6 +636,50 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
             new = " " + new
         return [_edit(path, lines, start, end, new)]
     return _yaml_add(node, keys[depth:], op.text, text, kind, lines, path)
+
+
+_PLAIN_ITEM = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
+"""A list item written unquoted (a module name): YAML reads it back as the same string."""
+
+
+def _yaml_sequence(node: Any, op: EditOp, text: str, kind: str, lines: _Lines, path: str
+                   ) -> list[TextEdit]:
+    """A list's items replaced by those of ``op.text`` (a flow list of strings, ``["a", "b"]``)
+    in the list's own layout: a flow list stays one (``[a, b]``), a block list gets one
+    ``- item`` line per item at the first item's column; items keep the first item's quoting
+    (plain where the old one was plain and the name needs no quotes). Refused (FixError) for
+    an empty new list, items that are not strings, and a block list with a comment between
+    its items (it would be lost)."""
+    import yaml
+
+    try:
+        items = yaml.safe_load(op.text)
+    except yaml.YAMLError:
+        items = None
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
+        raise FixError(f"{op.keyword}: not a list of names: {op.text[:80]!r}")
+    if not node.value:
+        raise FixError(f"{op.keyword}: an empty list")
+    style = getattr(node.value[0], "style", None)
+
+    def item(name: str) -> str:
+        if kind == "json" or style == '"' or not _PLAIN_ITEM.match(name):
+            return json.dumps(name, ensure_ascii=False) if style != "'" or "'" in name \
+                else f"'{name}'"
+        return f"'{name}'" if style == "'" else name
+
+    if node.flow_style or kind == "json":
+        start, end = node.start_mark.index, node.end_mark.index
+        new = "[" + ", ".join(item(i) for i in items) + "]"
+    else:
+        start, end = node.start_mark.index, node.value[-1].end_mark.index
+        if "#" in text[start:end]:
+            raise FixError(f"{op.keyword}: a comment between the list's items would be lost")
+        column = node.start_mark.column
+        new = (newline_of(text) + " " * column).join(f"- {item(i)}" for i in items)
+    if text[start:end] == new:
+        return []
+    return [_edit(path, lines, start, end, new)]
 
 
 def _yaml_add(mapping: Any, keys: list[str], value: str, text: str, kind: str, lines: _Lines,

@@ -158,6 +158,13 @@ def _yaml_ops(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | None
             out.append(ops.yaml_set(setup, "bf16", "true", bf16 if bf16.span is not None else None))
         elif setup.framework == "torchtune" and s.expr == "dtype":
             out.append(ops.yaml_set(setup, "dtype", "bf16", s))
+        elif setup.framework == "litgpt" and s.expr == "precision":
+            # litgpt's precision, Lightning Fabric's names (lightning/fabric/connector.py
+            # _PRECISION_INPUT: "16-mixed", "16-true", "bf16-mixed", "bf16-true"; litgpt's
+            # config_hub comment: 'Possible choices: "bf16-true", "bf16-mixed", "32-true"'):
+            # 16-mixed -> bf16-mixed, 16-true (float16 weights) -> bf16-true
+            true = setup.get("model.torch_dtype").is_("float16")
+            out.append(ops.yaml_set(setup, "precision", "bf16-true" if true else "bf16-mixed", s))
         else:
             out.append(None)
     return out

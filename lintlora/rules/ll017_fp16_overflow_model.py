@@ -68,7 +68,8 @@ def _fp32_setup(setup: TrainingSetup, uses: list[facts.Use]) -> TrainingSetup:
 
 FIX_FP32 = "train in float32"
 """The fix's title (a GPU without bfloat16): every float16 use of the finding switched to
-float32 where it is written (``fp16=True`` removed, ``torch.float16`` dtypes
+float32 where it is written (``fp16=True`` removed, ``bf16=False`` in its place in a TRL config
+whose unset ``bf16`` is ``not fp16``, ``torch.float16`` dtypes
 ``torch.float32``, a config's ``fp16:`` false). Unsafe: it changes the numerics and doubles the
 weights' memory."""
 
@@ -91,7 +92,14 @@ def _autofix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
             edits.append(ops.yaml_set(setup, "fp16", "false", s) if ok else None)
         elif use.path == "training.fp16":
             call = setup.training.span if setup.training is not None else None
-            edits.append(None if s is None else ops.remove_keyword(call, setup.path, "fp16", s))
+            if s is not None and setup.framework == "trl" and setup.get("training.bf16").origin.is_default:
+                # TRL's configs turn an unset bf16 on (bf16 = not fp16: trl/trainer/sft_config.py
+                # __post_init__), so removing fp16=True would train in bfloat16, which this GPU
+                # lacks: fp16=True becomes bf16=False (float32)
+                edits.append(ops.rename_keyword(call, setup.path, "fp16", "bf16", s))
+                edits.append(ops.replace_value(s, setup.path, "False"))
+            else:
+                edits.append(None if s is None else ops.remove_keyword(call, setup.path, "fp16", s))
         elif use.path in ("model.torch_dtype", "quantization.bnb_4bit_compute_dtype"):
             edits.append(_dtype32(s, setup.path))
         elif use.path is None and use.call is not None and "mixed_precision" not in use.call.args:
