@@ -70,7 +70,8 @@ FIX_FP32 = "train in float32"
 """The fix's title (a GPU without bfloat16): every float16 use of the finding switched to
 float32 where it is written (``fp16=True`` removed, ``bf16=False`` in its place in a TRL config
 whose unset ``bf16`` is ``not fp16``, ``torch.float16`` dtypes
-``torch.float32``, a config's ``fp16:`` false). Unsafe: it changes the numerics and doubles the
+``torch.float32``, a config's ``fp16:`` false, torchtune ``dtype: fp32``, litgpt
+``precision: 32-true``). Unsafe: it changes the numerics and doubles the
 weights' memory."""
 
 
@@ -88,8 +89,15 @@ def _autofix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
     for use in uses:
         s = use.setting
         if setup.kind in ("yaml", "json"):
-            ok = s is not None and s.origin is Origin.LITERAL and s.expr == "fp16"
-            edits.append(ops.yaml_set(setup, "fp16", "false", s) if ok else None)
+            literal = s is not None and s.origin is Origin.LITERAL
+            if literal and s.expr == "fp16":
+                edits.append(ops.yaml_set(setup, "fp16", "false", s))
+            elif literal and setup.framework == "torchtune" and s.expr == "dtype":
+                edits.append(ops.yaml_set(setup, "dtype", "fp32", s))  # torchtune's get_dtype names
+            elif literal and setup.framework == "litgpt" and s.expr == "precision":
+                edits.append(ops.yaml_set(setup, "precision", "32-true", s))  # Lightning's float32
+            else:
+                edits.append(None)
         elif use.path == "training.fp16":
             call = setup.training.span if setup.training is not None else None
             if s is not None and setup.framework == "trl" and setup.get("training.bf16").origin.is_default:
