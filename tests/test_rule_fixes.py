@@ -112,6 +112,7 @@ OPS = {
     "LL003/torch.py": [('replace', None, '["q_proj", "v_proj"]', 9)],
     "LL003/torchtune.yaml": [('yaml_set', 'model.apply_lora_to_output', 'False', 26)],
     "LL006/trl.py": [('delete_statement', None, '', 11)],
+    "LL007/litgpt.yaml": [('yaml_set', 'data.init_args.num_workers', '16', 55)],
     "LL007/axolotl.yml": [('yaml_set', 'dataloader_num_workers', '16', 12)],
     "LL007/trl.py": [('replace', None, '16', 11)],
     "LL008/llama_factory.yaml": [('yaml_set', 'per_device_train_batch_size', '2', 14), ('yaml_set', 'gradient_accumulation_steps', '8', 15)],
