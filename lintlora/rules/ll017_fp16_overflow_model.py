@@ -75,6 +75,12 @@ whose unset ``bf16`` is ``not fp16``, ``torch.float16`` dtypes
 weights' memory."""
 
 
+FIX_LAUNCH = "train in float32 in the launch command or its config"
+"""The title when a use is set outside the script: the launch line's ``--fp16 False`` (with
+``--bf16 False`` for TRL, whose unset bf16 is ``not fp16``), ``--mixed_precision no``, or an
+accelerate config's ``mixed_precision: "no"``."""
+
+
 def _dtype32(setting: Setting | None, path: str, strings: bool = True) -> EditOp | None:
     span = ops.literal_span(setting, path)
     if span is None or span.end_column is None:
@@ -98,6 +104,12 @@ def _autofix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
                 edits.append(ops.yaml_set(setup, "precision", "32-true", s))  # Lightning's float32
             else:
                 edits.append(None)
+        elif use.path == "training.fp16" and s is not None and s.origin is Origin.LAUNCH:
+            edits.append(ops.launch_set(s, "--fp16", "False", setup))
+            if setup.framework == "trl" and setup.get("training.bf16").origin.is_default:
+                edits.append(ops.launch_set(s, "--bf16", "False", setup))  # TRL: bf16 = not fp16
+        elif use.path in ("run.mixed_precision", "distributed.mixed_precision"):
+            edits.append(ops.run_value(s, "--mixed_precision", "mixed_precision", "no", setup))
         elif use.path == "training.fp16":
             call = setup.training.span if setup.training is not None else None
             if s is not None and setup.framework == "trl" and setup.get("training.bf16").origin.is_default:
@@ -114,7 +126,8 @@ def _autofix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
             edits.append(_dtype32(use.call.args.get("dtype"), setup.path, strings=False))
         else:
             edits.append(None)
-    return ops.make_fix(FIX_FP32, FixSafety.UNSAFE, edits)
+    outside = any(e is not None and (e.kind == "launch_set" or e.span.path != setup.path) for e in edits)
+    return ops.make_fix(FIX_LAUNCH if outside else FIX_FP32, FixSafety.UNSAFE, edits)
 
 
 class Fp16OverflowModel(Rule):
@@ -125,7 +138,7 @@ class Fp16OverflowModel(Rule):
     severity = Severity.WARNING
     summary = "float16 training of a model family known to overflow float16 (Gemma-2/3/4, Qwen2/2.5/3, T5)"
     depends_on_settings = True  # the GPU (silent with bfloat16) and the model's architecture decide
-    fixes = {FIX_FP32: FixSafety.UNSAFE}
+    fixes = {FIX_FP32: FixSafety.UNSAFE, FIX_LAUNCH: FixSafety.UNSAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:
