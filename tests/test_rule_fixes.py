@@ -112,6 +112,7 @@ OPS = {
     "LL003/torch.py": [('replace', None, '["q_proj", "v_proj"]', 9)],
     "LL003/torchtune.yaml": [('yaml_set', 'model.apply_lora_to_output', 'False', 26)],
     "LL006/trl.py": [('delete_statement', None, '', 11)],
+    "LL002/databricks.py": [("rename_keyword", "fp16", "bf16", 1), ("replace", None, "torch.bfloat16", 1)],
     "LL007/litgpt.yaml": [('yaml_set', 'data.init_args.num_workers', '16', 55)],
     "LL007/axolotl.yml": [('yaml_set', 'dataloader_num_workers', '16', 12)],
     "LL007/trl.py": [('replace', None, '16', 11)],
