@@ -205,7 +205,7 @@ def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None =
             edits.extend(_resolve_op(op, text, kind, where))
             continue
         if tree is None:
-            tree = _PyTree(text)
+            tree = _py_tree(text)
         if op.kind == "set_keyword" and op.keyword:
             start, _end = _span_offsets(op.span, tree.lines)
             call = tree.innermost(start, (cst.Call,))
@@ -258,7 +258,7 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
             else op.text
         return [_edit(path, lines, start, end, new_text)]
     if kind == "python":
-        return _python_op(op, _PyTree(text), path)
+        return _python_op(op, _py_tree(text), path)
     if op.kind == "launch_set" and kind in ("shell", "yaml"):
         # a launch line: a shell script, a Makefile recipe, a workflow's `run:` step
         return _launch_set(op, text, path)
@@ -302,13 +302,12 @@ class _PyTree:
 
     def __init__(self, text: str) -> None:
         import libcst as cst
-        from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+        from libcst.metadata import MetadataWrapper, PositionProvider
 
         try:
             module = cst.parse_module(text)
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             self.positions = wrapper.resolve(PositionProvider)
-            self.parents = wrapper.resolve(ParentNodeProvider)
         except cst.ParserSyntaxError as exc:
             raise FixError(f"the file does not parse: {exc.message}") from None
         except (RecursionError, MemoryError, KeyError):
@@ -318,6 +317,21 @@ class _PyTree:
         self.module = module
         self.lines = _Lines(text)
         self.text = text
+        self._wrapper = wrapper
+        self._parents: Any = None
+
+    @property
+    def parents(self) -> Any:
+        """Node -> its parent, resolved on first use (only statement edits need it: a second
+        walk of the tree that most fixes, keyword and value edits, skip)."""
+        if self._parents is None:
+            from libcst.metadata import ParentNodeProvider
+
+            try:
+                self._parents = self._wrapper.resolve(ParentNodeProvider)
+            except (RecursionError, MemoryError, KeyError):
+                raise FixError("the file is nested too deeply to edit") from None
+        return self._parents
 
     def range(self, node: Any) -> tuple[int, int]:
         """Start and end offsets of a node (its syntactic range)."""
@@ -338,6 +352,24 @@ class _PyTree:
                 if best is None or size < best_size:
                     best, best_size = node, size
         return best
+
+
+_TREES: "dict[str, _PyTree]" = {}
+_TREES_KEPT = 8
+"""The last parsed texts kept (a report resolves the fixes of one file's findings one by one:
+each placed against the same text, parsed once)."""
+
+
+def _py_tree(text: str) -> "_PyTree":
+    """:class:`_PyTree` of ``text``, reusing one of the last :data:`_TREES_KEPT` parsed
+    (read-only: placing ops never changes a tree). Raises :class:`FixError` as it does."""
+    tree = _TREES.get(text)
+    if tree is None:
+        tree = _PyTree(text)
+        if len(_TREES) >= _TREES_KEPT:
+            _TREES.pop(next(iter(_TREES)))
+        _TREES[text] = tree
+    return tree
 
 
 def _python_op(op: EditOp, tree: "_PyTree", path: str) -> list[TextEdit]:
