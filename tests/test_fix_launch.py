@@ -26,6 +26,7 @@ CASES = {
     "LL002_run_sh": ("a100-80gb", "LL002", "train in bfloat16 in the launch command or its config", ["run.sh"]),
     "LL002_accelerate": ("a100-80gb", "LL002", "train in bfloat16 in the launch command or its config",
                          ["configs/accelerate.yaml"]),
+    "LL009_run_sh": ("a100-80gb", "LL009", "use non-reentrant checkpointing in the launch command", ["run.sh"]),
     "LL017_accelerate": ("t4", "LL017", "train in float32 in the launch command or its config",
                          ["configs/accelerate.yaml"]),
 }
