@@ -133,3 +133,37 @@ def test_each_fixable_rule_has_a_python_and_where_it_applies_a_config_fixture():
     """No rule is fixable in name only: every one pins at least one Python style."""
     for rule in _fixable_rules():
         assert any(_pinned(rule.code, s).is_file() for s in _PYTHON), rule.code
+
+
+_ALIASED = '''\
+import torch as t
+from peft import LoraConfig, get_peft_model
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig, Trainer, TrainingArguments
+
+bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")
+model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", quantization_config=bnb,
+                                             torch_dtype=t.bfloat16)
+model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))
+model.print_trainable_parameters()
+args = TrainingArguments(output_dir="out", bf16=True, gradient_checkpointing=True,
+                         gradient_checkpointing_kwargs={"use_reentrant": False},
+                         fsdp="full_shard auto_wrap")
+Trainer(model=model, args=args, train_dataset=train_dataset).train()
+'''
+
+
+@pytest.mark.parametrize("variant", ["aliased", "no load dtype"])
+def test_dtype_fixes_are_not_offered_where_the_spelling_or_the_dtype_is_unknown(variant, tmp_path):
+    """LL014/LL024 write ``torch.<dtype>``: a file that names torch otherwise (``import torch
+    as t``) gets no fix (no import is added, the spelling is not guessed), nor does LL024 when
+    the load gives no dtype (the storage must be the dtype the author loads in). Their pages
+    say so."""
+    text = _ALIASED if variant == "aliased" else _ALIASED.replace(",\n                                             torch_dtype=t.bfloat16)", ")")
+    path = tmp_path / "train.py"
+    path.write_text(text, encoding="utf-8")
+    found = {f.code: f for f in lint(path, settings_from_args("--gpu a100-80gb")).findings}
+    assert {"LL014", "LL024"} <= set(found), sorted(found)
+    assert found["LL014"].autofix is None and found["LL024"].autofix is None
+    for code in ("LL014", "LL024"):
+        page = (ROOT / "rules" / f"{code}.md").read_text(encoding="utf-8")
+        assert "import torch as t" in re.search(r"^\*\*Fix:\*\* (.*)$", page, re.M).group(1)
