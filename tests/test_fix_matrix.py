@@ -64,7 +64,8 @@ DOES_NOT_APPLY = {
     ("LL024", "llama_factory"): "LLaMA-Factory sets bnb_4bit_quant_storage to the compute dtype itself; the rule "
                                 "is silent",
     ("LL024", "torchtune"): "torchtune's QLoRA quantizes with its own NF4 tensors, not bitsandbytes",
-    ("LL024", "litgpt"): "litgpt's bnb quantization does not run under FSDP/ZeRO-3 sharding",
+    ("LL024", "litgpt"): "litgpt refuses --quantize on more than one device (litgpt/finetune/lora.py: "
+                         "'Quantization is currently not supported for multi-GPU training'), so never sharded",
 }
 """(rule, style) -> why the rule does not report in that style."""
 
