@@ -70,8 +70,6 @@ DOES_NOT_APPLY = {
 """(rule, style) -> why the rule does not report in that style."""
 
 OPEN = {
-    ("LL008", "litgpt"): "no fixture yet: the litgpt configs tried (micro_batch_size 8-32, 2048-4096 tokens, "
-                         "A100 40/80 GB) gave LL001 and no LL008",
     ("LL024", "torch"): "no fixture yet: a hand-written FSDP(...) wrap is not read as a sharded run",
 }
 """(rule, style) -> a cell not covered yet, and why (listed in the issue's report)."""

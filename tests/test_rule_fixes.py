@@ -116,6 +116,8 @@ OPS = {
     "LL007/litgpt.yaml": [('yaml_set', 'data.init_args.num_workers', '16', 55)],
     "LL007/axolotl.yml": [('yaml_set', 'dataloader_num_workers', '16', 12)],
     "LL007/trl.py": [('replace', None, '16', 11)],
+    "LL008/litgpt.yaml": [("yaml_set", "train.micro_batch_size", "1", 69),
+                          ("yaml_set", "train.global_batch_size", "64", 66)],  # the global batch kept
     "LL008/llama_factory.yaml": [('yaml_set', 'per_device_train_batch_size', '2', 14), ('yaml_set', 'gradient_accumulation_steps', '8', 15)],
     "LL008/notebook.ipynb": [('replace', None, '4', 3), ('replace', None, '8', 4)],
     "LL008/torchtune.yaml": [('yaml_set', 'batch_size', '8', 74), ('yaml_set', 'gradient_accumulation_steps', '16', 77)],
