@@ -471,10 +471,17 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
     if fixed_status is not None:
         status = fixed_status
     if not (fixing.diff or fixing.fix_only):
-        from lintlora.autofix import fix_mode
+        def fixable(finding: Any) -> str | None:
+            """The text report's ``[*]`` (lintlora.autofix.fix_mode, loaded only for a finding
+            that has a fix: a plain lint of a clean file never imports the fixing modules)."""
+            if finding.autofix is None:
+                return None
+            from lintlora.autofix import fix_mode
+
+            return fix_mode(finding, resolver.for_path(finding.span.path))
 
         _write_report(result, fmt, output, force, show_setup, color, paths, status,
-                      fixable=lambda f: fix_mode(f, resolver.for_path(f.span.path)))
+                      fixable=fixable)
     if not show_setup:
         from lintlora.cli_fix import summary
 
