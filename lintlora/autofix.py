@@ -31,7 +31,8 @@ from lintlora.findings import Finding, FixSafety
 from lintlora.fixing import FixError, FixPlan, plan
 
 __all__ = ["SourceText", "fix_allowed", "fix_key", "read_source_text", "writable_reason",
-           "FixRun", "plan_fixes", "write_back", "unified_diff", "MAX_FIX_FILE_BYTES"]
+           "FixRun", "fix_mode", "plan_fixes", "write_back", "unified_diff", "diff_texts",
+           "MAX_FIX_FILE_BYTES"]
 
 MAX_FIX_FILE_BYTES = 64 * 2**20
 """The largest file a fix reads (the lint's own ``--max-file-size`` is lower by default)."""
@@ -54,6 +55,17 @@ def fix_allowed(finding: Finding, settings: Any, unsafe: bool) -> bool:
     if fix.safety is FixSafety.UNSAFE and not unsafe:
         return False
     return code_fixable(finding.code, settings)
+
+
+def fix_mode(finding: Finding, settings: Any) -> str | None:
+    """Which fixing mode applies the finding's fix: ``"safe"`` (``--fix``), ``"unsafe"``
+    (``--fix --unsafe-fixes`` only) or ``None`` (no fix, or its rule ``unfixable`` here); the
+    text report's ``[*]`` marker and its closing count (:mod:`lintlora.report.text`)."""
+    if fix_allowed(finding, settings, False):
+        return "safe"
+    if fix_allowed(finding, settings, True):
+        return "unsafe"
+    return None
 
 
 def code_fixable(code: str, settings: Any) -> bool:
@@ -266,12 +278,19 @@ def _replace_file(path: str, source: SourceText, data: bytes) -> None:
 
 def unified_diff(run: FixRun, display: Callable[[str], str] = lambda p: p) -> str:
     """The unified diff of every file the plan changes (``--- a/PATH`` / ``+++ b/PATH``)."""
+    return diff_texts(run.plan.old, {p: run.plan.new[p] for p in run.plan.changed()}, display)
+
+
+def diff_texts(old_texts: dict[str, str], new_texts: dict[str, str],
+               display: Callable[[str], str] = lambda p: p) -> str:
+    """The unified diff from ``old_texts`` to ``new_texts`` (path -> text) of every path whose
+    text changes, in path order."""
     import difflib  # only for --diff (a plain lint never loads it: tests/test_startup.py)
 
     out: list[str] = []
-    for path in run.plan.changed():
-        old = run.plan.old[path].splitlines(keepends=True)
-        new = run.plan.new[path].splitlines(keepends=True)
+    for path in sorted(p for p in new_texts if new_texts[p] != old_texts.get(p)):
+        old = old_texts[path].splitlines(keepends=True)
+        new = new_texts[path].splitlines(keepends=True)
         name = display(path)
         for line in difflib.unified_diff(old, new, f"a/{name}", f"b/{name}"):
             out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")

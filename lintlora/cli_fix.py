@@ -7,7 +7,9 @@
   overlapped another apply on the next pass and a second ``--fix`` changes nothing.
 - ``--fix-only`` applies them and reports no findings (exit status 0, 2 on an internal error).
 - ``--diff`` prints the unified diff ``--fix`` would write and changes nothing: exit status 1
-  when it would change something, else 0.
+  when it would change something, else 0. It makes the same passes, in memory
+  (:func:`_diff_passes`: the next lint reads the texts the last pass would write through
+  :func:`lintlora.safeio.overlay`), so it shows every edit ``--fix`` makes.
 - ``--unsafe-fixes`` without ``--fix``/``--diff``: lints as usual and says which findings have
   a fix and of what safety (like ``--show-fixes``).
 - ``--show-fixes``: the fixes applied (with ``--fix``) or available, per finding.
@@ -68,18 +70,17 @@ def run_fix_modes(options: FixOptions, result: Any, relint: Callable[[], Any],
     an exit status that overrides the report's (``--diff``, ``--fix-only``), or ``None``, and
     the ``(finding, outcome)`` pairs applied.
     """
-    from lintlora.autofix import fix_counts, unified_diff, write_back
+    from lintlora.autofix import diff_texts, fix_counts, write_back
     from lintlora.report.locations import display_path
 
     if options.diff:
-        run = _plan(result, settings_for, options.unsafe)
-        diff = unified_diff(run, display_path)
+        old, new, would, run = _diff_passes(options, result, relint, settings_for)
+        diff = diff_texts(old, new, display_path)
         if diff:
             sys.stdout.write(diff)
             sys.stdout.flush()
         _report_refusals(run)
         _report_skipped(run)
-        would = len(run.applied())
         safe, unsafe = fix_counts(result.findings, settings_for)
         more = unsafe if not options.unsafe else 0
         extra = f" ({more} more fixable with --unsafe-fixes)" if more else ""
@@ -87,7 +88,7 @@ def run_fix_modes(options: FixOptions, result: Any, relint: Callable[[], Any],
              f"No fixes to apply{extra}")
         if result.internal_error:
             return result, 2, []
-        return result, 1 if run.plan.changed() else 0, []
+        return result, 1 if any(new[p] != old[p] for p in new) else 0, []
     applied: list = []
     for _round in range(MAX_PASSES):
         run = _plan(result, settings_for, options.unsafe)
@@ -108,6 +109,37 @@ def run_fix_modes(options: FixOptions, result: Any, relint: Callable[[], Any],
     if options.fix_only:
         status = 2 if result.internal_error else 0
     return result, status, applied
+
+
+def _diff_passes(options: FixOptions, result: Any, relint: Callable[[], Any],
+                 settings_for: Callable[[str], Any]) -> tuple[dict, dict, int, Any]:
+    """``--diff``: the passes ``--fix`` would make, in memory. Each pass plans the fixes of the
+    last lint; the texts it would write are put in :func:`lintlora.safeio.overlay`, and the
+    next lint and plan read them there (nothing is written), up to :data:`MAX_PASSES`, until a
+    pass changes nothing. Returns (path -> the text on disk, path -> the text after every
+    pass, the fixes applied in all, the last pass's plan)."""
+    from lintlora.safeio import overlay
+
+    old: dict[str, str] = {}
+    new: dict[str, str] = {}
+    pending: dict[str, bytes] = {}
+    would = 0
+    run = _plan(result, settings_for, options.unsafe)
+    for round_ in range(MAX_PASSES):
+        changed = run.plan.changed()
+        if not changed:
+            break
+        would += len(run.applied())
+        for path in changed:
+            old.setdefault(path, run.plan.old[path])
+            new[path] = run.plan.new[path]
+            pending[path] = run.sources[path].encode(run.plan.new[path])
+        if round_ == MAX_PASSES - 1:
+            break
+        with overlay(pending):
+            again = relint()
+            run = _plan(again, settings_for, options.unsafe)
+    return old, new, would, run
 
 
 def _report_refusals(run: Any) -> None:

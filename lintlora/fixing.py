@@ -32,7 +32,7 @@ How each kind is placed (``EditOp``'s docstring has their meaning):
   start (a block left empty gets ``pass``).
 - YAML/JSON (``yaml_set``, also ``replace``): span-exact text edits from PyYAML's node marks:
   a scalar replaced in place (a quoted scalar stays quoted in its quote style when the new
-  value is a string), a missing key added after its mapping's last entry at the mapping's
+  value is a string), a list's items replaced in its own layout (:func:`_yaml_sequence`), a missing key added after its mapping's last entry at the mapping's
   indentation (JSON: ``, "key": value`` in the object's own layout).
 - Shell (``launch_set``, also ``replace``): the option's value word replaced (``--opt v`` or
   ``--opt=v``), a bare flag given the value, or `` --opt value`` appended to the command's
@@ -205,7 +205,7 @@ def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None =
             edits.extend(_resolve_op(op, text, kind, where))
             continue
         if tree is None:
-            tree = _PyTree(text)
+            tree = _py_tree(text)
         if op.kind == "set_keyword" and op.keyword:
             start, _end = _span_offsets(op.span, tree.lines)
             call = tree.innermost(start, (cst.Call,))
@@ -254,9 +254,11 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
     if op.kind == "replace":
         lines = _Lines(text)
         start, end = _span_offsets(op.span, lines)
-        return [_edit(path, lines, start, end, op.text)]
+        new_text = _keep_quotes(text[start:end], op.text) if kind in ("python", "notebook") \
+            else op.text
+        return [_edit(path, lines, start, end, new_text)]
     if kind == "python":
-        return _python_op(op, _PyTree(text), path)
+        return _python_op(op, _py_tree(text), path)
     if op.kind == "launch_set" and kind in ("shell", "yaml"):
         # a launch line: a shell script, a Makefile recipe, a workflow's `run:` step
         return _launch_set(op, text, path)
@@ -269,6 +271,18 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
             raise FixError(f"a {op.kind} edit in a shell file")
         return _launch_set(op, text, path)
     raise FixError(f"a {op.kind} edit in a file of kind {kind!r}")
+
+
+_PLAIN_STRING = re.compile(r"""(["'])[^"'\\\r\n]*\1\Z""")
+"""A one-line Python string literal with no prefix, escape or quote inside."""
+
+
+def _keep_quotes(old: str, new: str) -> str:
+    """``new`` in ``old``'s quote style when both are plain string literals (a rule writes
+    ``"sdpa"``; the file wrote ``'flash_attention_2'``: ``'sdpa'``), else ``new``."""
+    if _PLAIN_STRING.match(old) and _PLAIN_STRING.match(new) and old[0] != new[0]:
+        return old[0] + new[1:-1] + old[0]
+    return new
 
 
 def _span_offsets(span: Any, lines: _Lines) -> tuple[int, int]:
@@ -288,13 +302,12 @@ class _PyTree:
 
     def __init__(self, text: str) -> None:
         import libcst as cst
-        from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+        from libcst.metadata import MetadataWrapper, PositionProvider
 
         try:
             module = cst.parse_module(text)
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             self.positions = wrapper.resolve(PositionProvider)
-            self.parents = wrapper.resolve(ParentNodeProvider)
         except cst.ParserSyntaxError as exc:
             raise FixError(f"the file does not parse: {exc.message}") from None
         except (RecursionError, MemoryError, KeyError):
@@ -304,6 +317,21 @@ class _PyTree:
         self.module = module
         self.lines = _Lines(text)
         self.text = text
+        self._wrapper = wrapper
+        self._parents: Any = None
+
+    @property
+    def parents(self) -> Any:
+        """Node -> its parent, resolved on first use (only statement edits need it: a second
+        walk of the tree that most fixes, keyword and value edits, skip)."""
+        if self._parents is None:
+            from libcst.metadata import ParentNodeProvider
+
+            try:
+                self._parents = self._wrapper.resolve(ParentNodeProvider)
+            except (RecursionError, MemoryError, KeyError):
+                raise FixError("the file is nested too deeply to edit") from None
+        return self._parents
 
     def range(self, node: Any) -> tuple[int, int]:
         """Start and end offsets of a node (its syntactic range)."""
@@ -324,6 +352,24 @@ class _PyTree:
                 if best is None or size < best_size:
                     best, best_size = node, size
         return best
+
+
+_TREES: "dict[str, _PyTree]" = {}
+_TREES_KEPT = 8
+"""The last parsed texts kept (a report resolves the fixes of one file's findings one by one:
+each placed against the same text, parsed once)."""
+
+
+def _py_tree(text: str) -> "_PyTree":
+    """:class:`_PyTree` of ``text``, reusing one of the last :data:`_TREES_KEPT` parsed
+    (read-only: placing ops never changes a tree). Raises :class:`FixError` as it does."""
+    tree = _TREES.get(text)
+    if tree is None:
+        tree = _PyTree(text)
+        if len(_TREES) >= _TREES_KEPT:
+            _TREES.pop(next(iter(_TREES)))
+        _TREES[text] = tree
+    return tree
 
 
 def _python_op(op: EditOp, tree: "_PyTree", path: str) -> list[TextEdit]:
@@ -606,6 +652,8 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
         found_key, node = found
         depth += 1
     if depth == len(keys):
+        if isinstance(node, yaml.SequenceNode):
+            return _yaml_sequence(node, op, text, kind, lines, path)
         if not isinstance(node, yaml.ScalarNode):
             raise FixError(f"{op.keyword} is not a scalar")
         new = _scalar_text(op.text, kind, node)
@@ -620,6 +668,50 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
             new = " " + new
         return [_edit(path, lines, start, end, new)]
     return _yaml_add(node, keys[depth:], op.text, text, kind, lines, path)
+
+
+_PLAIN_ITEM = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
+"""A list item written unquoted (a module name): YAML reads it back as the same string."""
+
+
+def _yaml_sequence(node: Any, op: EditOp, text: str, kind: str, lines: _Lines, path: str
+                   ) -> list[TextEdit]:
+    """A list's items replaced by those of ``op.text`` (a flow list of strings, ``["a", "b"]``)
+    in the list's own layout: a flow list stays one (``[a, b]``), a block list gets one
+    ``- item`` line per item at the first item's column; items keep the first item's quoting
+    (plain where the old one was plain and the name needs no quotes). Refused (FixError) for
+    an empty new list, items that are not strings, and a block list with a comment between
+    its items (it would be lost)."""
+    import yaml
+
+    try:
+        items = yaml.safe_load(op.text)
+    except yaml.YAMLError:
+        items = None
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
+        raise FixError(f"{op.keyword}: not a list of names: {op.text[:80]!r}")
+    if not node.value:
+        raise FixError(f"{op.keyword}: an empty list")
+    style = getattr(node.value[0], "style", None)
+
+    def item(name: str) -> str:
+        if kind == "json" or style == '"' or not _PLAIN_ITEM.match(name):
+            return json.dumps(name, ensure_ascii=False) if style != "'" or "'" in name \
+                else f"'{name}'"
+        return f"'{name}'" if style == "'" else name
+
+    if node.flow_style or kind == "json":
+        start, end = node.start_mark.index, node.end_mark.index
+        new = "[" + ", ".join(item(i) for i in items) + "]"
+    else:
+        start, end = node.start_mark.index, node.value[-1].end_mark.index
+        if "#" in text[start:end]:
+            raise FixError(f"{op.keyword}: a comment between the list's items would be lost")
+        column = node.start_mark.column
+        new = (newline_of(text) + " " * column).join(f"- {item(i)}" for i in items)
+    if text[start:end] == new:
+        return []
+    return [_edit(path, lines, start, end, new)]
 
 
 def _yaml_add(mapping: Any, keys: list[str], value: str, text: str, kind: str, lines: _Lines,

@@ -89,18 +89,23 @@ def _fence(text: str) -> str:
 def _suggestions(result: "RunResult") -> list[str]:
     """The autofixes as GitHub ``suggestion`` blocks (issue 17): per fix, the lines it changes
     as they read after it, which a reviewer can apply from a review comment on those lines
-    (a suggestion replaces the lines the comment covers: ``path`` lines ``first``-``last``)."""
+    (a suggestion replaces the lines the comment covers: ``path`` lines ``first``-``last``).
+    A notebook's fix is a suggestion on the ``.ipynb`` file's own lines, the JSON strings of
+    the cell's source, as the pull request's source diff shows them (its rich diff takes no
+    suggestions); the block says so."""
     from lintlora.report.fixes import suggestion
 
     out: list[str] = []
     for finding in result.findings:
-        if finding.autofix is None or finding.span.cell is not None:
+        if finding.autofix is None:
             continue
         found = suggestion(result, finding)
         if found is None:
             continue
         path, first, last, new = found
         lines_ref = f"line {first}" if first == last else f"lines {first}-{last}"
+        if finding.span.cell is not None and path.endswith(".ipynb"):
+            lines_ref += " of the notebook's JSON"
         fence = _fence(new)
         body = new if new.endswith("\n") or not new else new + "\n"
         # the summary is fixed text: a line that opens an HTML block is not Markdown, so a

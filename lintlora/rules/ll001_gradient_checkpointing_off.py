@@ -317,7 +317,8 @@ def _autofix(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> Fix | None
     edits = [first]
     if frozen and trainer.origin is Origin.LAUNCH:
         # HfArgumentParser reads a dict field from a JSON word
-        edits.append(ops.launch_set(trainer, "--gradient_checkpointing_kwargs", """'{"use_reentrant": false}'""", setup))
+        # (the value as the option receives it: the applier shell-quotes it, fixing._launch_set)
+        edits.append(ops.launch_set(trainer, "--gradient_checkpointing_kwargs", '{"use_reentrant": false}', setup))
     elif frozen:
         kwargs = setup.get("training.gradient_checkpointing_kwargs")
         edits.append(ops.set_keyword(setup.training.span, path, "gradient_checkpointing_kwargs", _KWARGS, kwargs))
