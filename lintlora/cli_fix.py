@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import click
 
-__all__ = ["MAX_PASSES", "FixOptions", "run_fix_modes"]
+__all__ = ["MAX_PASSES", "FixOptions", "run_fix_modes", "diff_for_output"]
 
 MAX_PASSES = 8
 """Fix-and-relint rounds at most (ruff stops after 100; lintlora's fixes settle in one or two)."""
@@ -75,7 +75,7 @@ def run_fix_modes(options: FixOptions, result: Any, relint: Callable[[], Any],
         run = _plan(result, settings_for, options.unsafe)
         diff = unified_diff(run, display_path)
         if diff:
-            sys.stdout.write(diff)
+            sys.stdout.write(diff_for_output(diff, sys.stdout))
             sys.stdout.flush()
         _report_refusals(run)
         _report_skipped(run)
@@ -108,6 +108,43 @@ def run_fix_modes(options: FixOptions, result: Any, relint: Callable[[], Any],
     if options.fix_only:
         status = 2 if result.internal_error else 0
     return result, status, applied
+
+
+def diff_for_output(diff: str, out: Any, environ: Any = None) -> str:
+    """The ``--diff`` text as it is printed: the lines of files a pull request's author wrote.
+
+    - To a terminal (``out.isatty()``): every line's control and format characters shown as
+      escapes (:func:`lintlora.report.escape.visible`; the tab and the line break kept), so
+      an ESC sequence in a file cannot repaint, retitle or hide part of the screen. The diff
+      is then for reading, not for ``git apply``.
+    - In a GitHub Actions job (``GITHUB_ACTIONS=true``, not a terminal): the exact diff,
+      between ``::stop-commands::TOKEN`` and ``::TOKEN::`` with a random token, so a context
+      line reading `` ::error::...`` or holding ``##[`` is not run as a workflow command (the
+      runner's ``ActionCommandManager.TryProcessCommand`` ignores every command, of either
+      form, until the token; ``ActionCommand.TryParseV2`` takes ``::`` after leading white
+      space, ``TryParse`` ``##[`` anywhere; actions/runner ``src/Runner.Worker``). ``git
+      apply`` and ``patch`` skip the two lines (text outside a hunk).
+    - Elsewhere (a pipe, a file): the exact diff.
+    """
+    import os
+
+    environ = os.environ if environ is None else environ
+    isatty = getattr(out, "isatty", None)
+    if callable(isatty) and isatty():
+        from lintlora.fixing import split_lines
+        from lintlora.report.escape import visible
+
+        lines = []
+        for line in split_lines(diff):
+            body = line.rstrip("\r\n")
+            lines.append("\t".join(visible(part) for part in body.split("\t")) + "\n")
+        return "".join(lines)
+    if environ.get("GITHUB_ACTIONS") == "true":
+        import secrets
+
+        token = secrets.token_hex(16)
+        return f"::stop-commands::{token}\n{diff}::{token}::\n"
+    return diff
 
 
 def _report_refusals(run: Any) -> None:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import json
 import re
 import shlex
@@ -52,7 +53,7 @@ from typing import Any, Callable, Iterable, Sequence
 from lintlora.findings import EditOp, Fix, TextEdit
 
 __all__ = ["FixError", "KINDS", "resolve", "apply_edits", "plan", "FixPlan", "FixOutcome",
-           "edits_overlap", "newline_of"]
+           "edits_overlap", "newline_of", "split_lines"]
 
 KINDS = ("replace", "set_keyword", "remove_keyword", "rename_keyword", "insert_after",
          "delete_statement", "yaml_set", "launch_set")
@@ -100,6 +101,25 @@ class _Lines:
     @property
     def count(self) -> int:
         return len(self.starts)
+
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+"""A line break as the fixer, LibCST and PyYAML count lines: ``\r\n``, ``\r``, ``\n`` only
+(not the form feed, U+2028 and the other breaks :meth:`str.splitlines` also splits at)."""
+
+
+def split_lines(text: str) -> list[str]:
+    """``text``'s lines, each with its break (``\r\n``, ``\r`` or ``\n``; the last may have
+    none): the lines the spans and edits count, where :meth:`str.splitlines` would also split
+    at ``\x0b``, ``\x0c``, ``\x1c``-``\x1e``, ``\x85``, U+2028 and U+2029."""
+    out = []
+    at = 0
+    for m in _BREAK.finditer(text):
+        out.append(text[at:m.end()])
+        at = m.end()
+    if at < len(text):
+        out.append(text[at:])
+    return out
 
 
 def newline_of(text: str) -> str:
@@ -180,9 +200,14 @@ def resolve(fix: Fix, text: str, kind: str) -> tuple[TextEdit, ...]:
         raise FixError("a fix whose edits span several files: resolve each file's ops")
     if kind == "notebook":
         by_cell = _notebook_cell_edits(fix.ops, text)
-        return _notebook_edits(text, by_cell, fix.ops[0].span.path)
+        edits = _notebook_edits(text, by_cell, fix.ops[0].span.path)
+        if edits and _parses(text, kind) and not _parses(apply_edits(text, edits), kind):
+            raise FixError("the fix would leave the notebook unparsable")
+        return edits
     edits = _resolve_ops(fix.ops, text, kind)
     _check_disjoint(edits, text)
+    if edits and _parses(text, kind) and not _parses(apply_edits(text, edits), kind):
+        raise FixError("the fix would leave the file unparsable")
     return tuple(edits)
 
 
@@ -207,6 +232,7 @@ def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None =
         if tree is None:
             tree = _PyTree(text)
         if op.kind == "set_keyword" and op.keyword:
+            _check_value_text(op, "python")
             start, _end = _span_offsets(op.span, tree.lines)
             call = tree.innermost(start, (cst.Call,))
             if call is not None and not any(a.keyword is not None and a.keyword.value == op.keyword
@@ -252,8 +278,14 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
     if op.kind not in KINDS:
         raise FixError(f"unknown edit kind {op.kind!r}")
     if op.kind == "replace":
+        _check_value_text(op, kind)
+        if kind in ("python", "notebook"):
+            _check_form_feeds(op.span, text)
         lines = _Lines(text)
         start, end = _span_offsets(op.span, lines)
+        if kind in ("yaml", "json"):
+            _check_yaml_positions(text)
+            _check_not_shared(text, start, end)
         return [_edit(path, lines, start, end, op.text)]
     if kind == "python":
         return _python_op(op, _PyTree(text), path)
@@ -271,6 +303,139 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
     raise FixError(f"a {op.kind} edit in a file of kind {kind!r}")
 
 
+def _check_value_text(op: EditOp, kind: str) -> None:
+    """Refuse an op whose new text is not one value of the file's language (it would add
+    statements or keys around it): in Python (and a notebook's cells) a ``replace`` or
+    ``set_keyword`` text must be one expression (:func:`libcst.parse_expression`), an
+    ``insert_after`` text one simple statement on one line; in YAML/JSON a ``replace`` text
+    one scalar on one line (:func:`_check_yaml_value`).
+
+    Raises:
+        FixError: the text is not such a value.
+    """
+    if kind in ("python", "notebook"):
+        import libcst as cst
+
+        if op.kind in ("replace", "set_keyword"):
+            try:
+                cst.parse_expression(op.text)
+            except (cst.ParserSyntaxError, RecursionError, MemoryError):
+                raise FixError(f"the new text is not one Python expression: {op.text[:80]!r}"
+                               ) from None
+        elif op.kind == "insert_after":
+            try:
+                statement = cst.parse_statement(op.text)
+            except (cst.ParserSyntaxError, RecursionError, MemoryError):
+                statement = None
+            if (not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1
+                    or _BREAK.search(op.text.rstrip("\r\n"))):
+                raise FixError(f"the new line is not one Python statement: {op.text[:80]!r}")
+    elif kind in ("yaml", "json") and op.kind == "replace":
+        _check_yaml_value(op.text, kind)
+
+
+def _check_yaml_value(value: str, kind: str) -> None:
+    """Refuse a new YAML/JSON scalar that is not one: a line break in it, or text that PyYAML
+    (JSON: :func:`json.loads`) reads as anything but one scalar (``x: y``, ``1, "k": 2``,
+    ``a # c``, ``[1]``).
+
+    Raises:
+        FixError: not one scalar on one line.
+    """
+    import yaml
+
+    if _BREAK.search(value) or any(c in value for c in "\x85\u2028\u2029"):
+        raise FixError(f"the new value spans several lines: {value[:80]!r}")
+    if kind == "json":
+        try:
+            loaded = json.loads(value)
+        except ValueError:
+            raise FixError(f"the new value is not one JSON value: {value[:80]!r}") from None
+        if isinstance(loaded, (dict, list)):
+            raise FixError(f"the new value is not one JSON scalar: {value[:80]!r}")
+        return
+    try:
+        node = yaml.compose(f"k: {value}\n", Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        node = None
+    if (not isinstance(node, yaml.MappingNode) or len(node.value) != 1
+            or not isinstance(node.value[0][1], yaml.ScalarNode)
+            or node.value[0][1].end_mark.index != 3 + len(value.rstrip())):
+        raise FixError(f"the new value is not one YAML scalar: {value[:80]!r}")
+
+
+def _check_yaml_positions(text: str) -> None:
+    """Refuse a ``replace`` in a YAML file holding NEL, U+2028 or U+2029: PyYAML counts them
+    as line breaks (``Reader``/``Scanner.forward``, YAML 1.1 §5.4), the fixer does not
+    (:data:`_BREAK`), so a span's line would name another line than the extractor meant.
+
+    Raises:
+        FixError: such a character is in the text.
+    """
+    if any(c in text for c in "\x85\u2028\u2029"):
+        raise FixError("the file holds a line break PyYAML counts and the fixer does not "
+                       "(NEL, U+2028, U+2029)")
+
+
+def _yaml_shared(root: Any) -> tuple[set[int], list[tuple[int, int]]]:
+    """The nodes of a composed YAML document reached more than once (through an alias: an
+    anchored node and every node under it), as ``(ids, ranges)``: their ``id`` s and their
+    ``(start, end)`` character ranges in the text. Editing such a node edits every key that
+    names it (``other: *base``), so no fix may (:func:`_check_not_shared`). Each node is
+    walked once (an alias bomb costs the nodes composed, not their expansion)."""
+    import yaml
+
+    seen: dict[int, int] = {}
+    shared: list[Any] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        key = id(node)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            if seen[key] == 2:
+                shared.append(node)
+            continue
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                stack.extend((k, v))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    ids: set[int] = set()
+    ranges = []
+    stack = list(shared)
+    for node in shared:
+        ranges.append((node.start_mark.index, node.end_mark.index))
+    while stack:
+        node = stack.pop()
+        if id(node) in ids:
+            continue
+        ids.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                stack.extend((k, v))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return ids, ranges
+
+
+def _check_not_shared(text: str, start: int, end: int) -> None:
+    """Refuse a YAML edit of ``[start, end)`` inside a node an alias reaches
+    (:func:`_yaml_shared`).
+
+    Raises:
+        FixError: the edit lies in an anchored, aliased node (or the file does not parse).
+    """
+    root = _yaml_root(text)
+    if root is None:
+        return
+    _ids, ranges = _yaml_shared(root)
+    for s, e in ranges:
+        if (s < end and start < e) or s <= start < e:
+            raise FixError("the value is shared through a YAML alias (&anchor / *alias): "
+                           "editing it would change every key that uses it")
+
+
 def _span_offsets(span: Any, lines: _Lines) -> tuple[int, int]:
     start = lines.offset(span.line, span.column)
     end_line = span.end_line if span.end_line is not None else span.line
@@ -282,6 +447,31 @@ def _span_offsets(span: Any, lines: _Lines) -> tuple[int, int]:
 
 
 # ---- Python -----------------------------------------------------------------------------------
+
+_FORM_FEED_LINE = re.compile(r"(?m)^[ \t]*\x0c")
+"""A line whose indentation holds a form feed: LibCST's positions on it do not count the
+characters before the statement as the text does (``"\x0cT()"``: ``T`` at column 0, LibCST
+1.x), so no fix places an edit there."""
+
+
+def _form_feed_lines(text: str) -> set[int]:
+    """The 1-based lines of ``text`` that :data:`_FORM_FEED_LINE` matches."""
+    if "\x0c" not in text:
+        return set()
+    lines = _Lines(text)
+    return {lines.position(m.start())[0] for m in _FORM_FEED_LINE.finditer(text)}
+
+
+def _check_form_feeds(span: Any, text: str) -> None:
+    """Refuse a span on a line :data:`_FORM_FEED_LINE` matches.
+
+    Raises:
+        FixError: the span's first or last line is such a line.
+    """
+    bad = _form_feed_lines(text)
+    if bad and (span.line in bad or (span.end_line or span.line) in bad):
+        raise FixError("a form feed in the line's indentation: positions on it are uncertain")
+
 
 class _PyTree:
     """A module parsed once with the positions and parents of its nodes."""
@@ -304,10 +494,19 @@ class _PyTree:
         self.module = module
         self.lines = _Lines(text)
         self.text = text
+        self.form_feed_lines = _form_feed_lines(text)
 
     def range(self, node: Any) -> tuple[int, int]:
-        """Start and end offsets of a node (its syntactic range)."""
+        """Start and end offsets of a node (its syntactic range).
+
+        Raises:
+            FixError: the node starts or ends on a line whose indentation holds a form feed.
+        """
         pos = self.positions[node]
+        if self.form_feed_lines and (pos.start.line in self.form_feed_lines
+                                     or pos.end.line in self.form_feed_lines):
+            raise FixError("a form feed in the line's indentation: positions on it are "
+                           "uncertain")
         return (self.lines.offset(pos.start.line, pos.start.column + 1),
                 self.lines.offset(pos.end.line, pos.end.column + 1))
 
@@ -318,7 +517,10 @@ class _PyTree:
         for node in self.positions:
             if not isinstance(node, types):
                 continue
-            start, end = self.range(node)
+            try:
+                start, end = self.range(node)
+            except FixError:  # on a form-feed line: not a candidate
+                continue
             if start <= offset < end or (start == offset == end):
                 size = end - start
                 if best is None or size < best_size:
@@ -339,6 +541,7 @@ def _python_op(op: EditOp, tree: "_PyTree", path: str) -> list[TextEdit]:
             raise FixError(f"no call at line {op.span.line}")
         return _keyword_op(op, call, tree, path)
     if op.kind == "insert_after":
+        _check_value_text(op, "python")
         statement = tree.innermost(start, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
         if statement is None:
             raise FixError(f"no statement at line {op.span.line}")
@@ -351,8 +554,30 @@ def _python_op(op: EditOp, tree: "_PyTree", path: str) -> list[TextEdit]:
     raise FixError(f"a {op.kind} edit in a Python file")
 
 
+def _check_not_in_fstring(node: Any, tree: "_PyTree") -> None:
+    """Refuse an edit of a call inside an f-string's replacement field: the new text's quotes
+    would end the f-string before Python 3.12 (PEP 701), which LibCST's parser accepts.
+
+    Raises:
+        FixError: an f-string holds the node.
+    """
+    import libcst as cst
+
+    parent = tree.parents.get(node)
+    for _ in range(10_000):  # bounded: the tree's depth is
+        if parent is None:
+            return
+        if isinstance(parent, cst.FormattedString):
+            raise FixError("the call is inside an f-string")
+        parent = tree.parents.get(parent)
+
+
 def _keyword_op(op: EditOp, call: Any, tree: _PyTree, path: str) -> list[TextEdit]:
     import libcst as cst
+
+    _check_not_in_fstring(call, tree)
+    if op.kind == "set_keyword":
+        _check_value_text(op, "python")
 
     lines = tree.lines
     text = tree.text
@@ -422,6 +647,11 @@ def _append_keywords(pairs: list[tuple[str, str]], call: Any, tree: _PyTree, pat
         if not keyword.isidentifier():
             raise FixError(f"not a keyword name: {keyword!r}")
     args = list(call.args)
+    if any(a.star == "**" for a in args):
+        # `T(**cfg)`: the dict may hold the keyword already (a TypeError at the call) or set
+        # it after lintlora's value; lintlora cannot see which
+        raise FixError("the call passes **kwargs, which may set the keyword already")
+    _check_not_in_fstring(call, tree)
     lines = tree.lines
     text = tree.text
     items = [f"{k}={v}" for k, v in pairs]
@@ -591,10 +821,15 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
     root = _yaml_root(text)
     if root is None:
         raise FixError("an empty document")
+    _check_yaml_value(_scalar_text(op.text, kind), kind)
+    shared, _ranges = _yaml_shared(root)
     lines = _Lines(text)
     node = root
     depth = 0
     while depth < len(keys):
+        if id(node) in shared:
+            raise FixError("the value is shared through a YAML alias (&anchor / *alias): "
+                           "editing it would change every key that uses it")
         if not isinstance(node, yaml.MappingNode):
             raise FixError(f"{'.'.join(keys[:depth]) or 'the document'} is not a mapping")
         found = None
@@ -608,6 +843,11 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
     if depth == len(keys):
         if not isinstance(node, yaml.ScalarNode):
             raise FixError(f"{op.keyword} is not a scalar")
+        if id(node) in shared:
+            raise FixError("the value is shared through a YAML alias (&anchor / *alias): "
+                           "editing it would change every key that uses it")
+        if node.style in ("|", ">"):
+            raise FixError(f"{op.keyword} is a block scalar (| or >): edit it by hand")
         new = _scalar_text(op.text, kind, node)
         start, end = node.start_mark.index, node.end_mark.index
         if text[start:end] == new:
@@ -708,8 +948,8 @@ def _shell_words(line: str) -> list[tuple[int, int]]:
 
 
 def _launch_set(op: EditOp, text: str, path: str) -> list[TextEdit]:
-    if not op.keyword or not op.keyword.startswith("-"):
-        raise FixError("a launch_set edit without an option")
+    if not op.keyword or not re.fullmatch(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*", op.keyword):
+        raise FixError(f"a launch_set edit without an option name: {op.keyword!r}")
     lines = _Lines(text)
     first = op.span.line
     if not 1 <= first <= lines.count:
@@ -926,7 +1166,7 @@ def _notebook_edits(text: str, by_cell: dict[int, list[TextEdit]], path: str
             result.append(_edit(path, lines, s, e, json.dumps(new_source, ensure_ascii=ascii_only)))
             continue
         old = [value for _s, _e, value in tokens.tokens]
-        new = new_source.splitlines(keepends=True)
+        new = split_lines(new_source)
         prefix = 0
         while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
             prefix += 1
@@ -1022,8 +1262,7 @@ def plan(fixes: Sequence[Fix], read: Callable[[str], tuple[str, str]]) -> FixPla
     """
     result = FixPlan()
     accepted: dict[str, list[tuple[int, int]]] = {}  # path -> offset ranges (file or cell level)
-    cell_level: dict[str, dict[int, list[TextEdit]]] = {}
-    flat: dict[str, list[TextEdit]] = {}
+    taken_items: list[tuple[int, dict, dict]] = []  # (outcome index, its file and cell edits)
     cell_sources: dict[str, list[_SourceTokens]] = {}
 
     def text_of(path: str) -> tuple[str, str]:
@@ -1078,12 +1317,10 @@ def plan(fixes: Sequence[Fix], read: Callable[[str], tuple[str, str]]) -> FixPla
                 continue
             for path, items in pending_flat.items():
                 accepted.setdefault(path, []).extend((s, e) for s, e, _ in items)
-                flat.setdefault(path, []).extend(e for _s, _e, e in items)
             for path, cells in pending_cells.items():
                 for cell, items in cells.items():
                     accepted.setdefault(f"{path}\0{cell}", []).extend((s, e) for s, e, _ in items)
-                    cell_level.setdefault(path, {}).setdefault(cell, []).extend(
-                        e for _s, _e, e in items)
+            taken_items.append((len(result.outcomes), pending_flat, pending_cells))
             result.outcomes.append(FixOutcome(fix, "applied", tuple(resolved)))
         except (FixError, OSError, RecursionError) as exc:
             result.outcomes.append(FixOutcome(fix, "error", (), str(exc) or type(exc).__name__))
@@ -1091,12 +1328,79 @@ def plan(fixes: Sequence[Fix], read: Callable[[str], tuple[str, str]]) -> FixPla
             result.outcomes.append(FixOutcome(
                 fix, "error", (), f"internal error placing the fix ({type(exc).__name__}: "
                                   f"{str(exc)[:200]}); please report it"))
-    for path, edits in flat.items():
-        result.new[path] = apply_edits(result.old[path], edits)
-    for path, by_cell in cell_level.items():
-        result.new[path] = apply_edits(result.old[path],
-                                       _notebook_edits(result.old[path], by_cell, path))
+    _compose(result, taken_items)
     return result
+
+
+def _compose(result: FixPlan, taken: list[tuple[int, dict, dict]]) -> None:
+    """Fill ``result.new`` with the accepted fixes' edits, then check each changed file still
+    parses as its kind did (:func:`_parses`): a file the fixes together would leave
+    unparsable gets none of them (their outcomes become ``"error"``, "would leave the file
+    unparsable"), and the texts are composed again without them (a fix is applied whole or
+    not at all, in every file it names). At most one round per fix."""
+    while True:
+        result.new.clear()
+        flat: dict[str, list[TextEdit]] = {}
+        cell_level: dict[str, dict[int, list[TextEdit]]] = {}
+        for _index, pending_flat, pending_cells in taken:
+            for path, items in pending_flat.items():
+                flat.setdefault(path, []).extend(e for _s, _e, e in items)
+            for path, cells in pending_cells.items():
+                for cell, items in cells.items():
+                    cell_level.setdefault(path, {}).setdefault(cell, []).extend(
+                        e for _s, _e, e in items)
+        for path, edits in flat.items():
+            result.new[path] = apply_edits(result.old[path], edits)
+        for path, by_cell in cell_level.items():
+            result.new[path] = apply_edits(result.old[path],
+                                           _notebook_edits(result.old[path], by_cell, path))
+        broken = {path for path in result.changed()
+                  if not _parses(result.new[path], result.kinds[path])
+                  and _parses(result.old[path], result.kinds[path])}
+        if not broken:
+            return
+        keep = []
+        for index, pending_flat, pending_cells in taken:
+            if broken & (set(pending_flat) | set(pending_cells)):
+                old = result.outcomes[index]
+                result.outcomes[index] = FixOutcome(
+                    old.fix, "error", (), "not applied: it would leave the file unparsable")
+            else:
+                keep.append((index, pending_flat, pending_cells))
+        taken = keep
+
+
+@functools.lru_cache(maxsize=16)
+def _parses(text: str, kind: str) -> bool:
+    """Whether ``text`` parses as a file of ``kind``: Python with LibCST (the parser the
+    extractor and the fixer use), a notebook and JSON with :func:`json.loads` (a notebook's
+    code cells with LibCST too, a cell holding IPython magics excepted), YAML with PyYAML's
+    composer (one document, as :func:`_yaml_root`). A shell file is not checked. Memoized
+    (a report resolves each finding's fix against the same file text)."""
+    try:
+        if kind == "python":
+            import libcst as cst
+
+            cst.parse_module(text)
+        elif kind == "notebook":
+            import libcst as cst
+
+            doc = json.loads(text.lstrip("\ufeff"))
+            for cell in doc.get("cells", ()) if isinstance(doc, dict) else ():
+                if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                    continue
+                source = cell.get("source", "")
+                source = "".join(source) if isinstance(source, list) else str(source)
+                if re.search(r"(?m)^[ \t]*[%!?]", source):
+                    continue  # IPython syntax LibCST does not read
+                cst.parse_module(source)
+        elif kind == "json":
+            json.loads(text.lstrip("\ufeff"))
+        elif kind == "yaml":
+            _yaml_root(text)
+    except Exception:  # noqa: BLE001 - any parser failure (syntax, recursion, FixError) is "no"
+        return False
+    return True
 
 
 def with_path(edits: Iterable[TextEdit], path: str) -> tuple[TextEdit, ...]:

@@ -82,7 +82,7 @@ def suggestion(result: Any, finding: Finding) -> tuple[str, int, int, str] | Non
     if not edits or len({e.path for e in edits}) != 1:
         return None
     from lintlora.autofix import read_source_text
-    from lintlora.fixing import FixError, apply_edits
+    from lintlora.fixing import FixError, apply_edits, split_lines
 
     path = edits[0].path
     try:
@@ -92,8 +92,8 @@ def suggestion(result: Any, finding: Finding) -> tuple[str, int, int, str] | Non
         return None
     first = min(e.line for e in edits)
     last = max(e.end_line for e in edits)
-    old_lines = old.splitlines(keepends=True)
-    new_lines = new.splitlines(keepends=True)
+    old_lines = split_lines(old)  # the lines the edits count (not str.splitlines': U+2028...)
+    new_lines = split_lines(new)
     # the changed region: the old lines first..last, and as many lines in the new text as the
     # old text has after them kept identical
     tail = len(old_lines) - last
