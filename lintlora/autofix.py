@@ -288,7 +288,12 @@ def _replace_file(path: str, source: SourceText, data: bytes) -> None:
     dir_flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
     if not hasattr(os, "O_DIRECTORY") or os.open not in os.supports_dir_fd:  # pragma: no cover
         return _replace_file_by_name(path, source, data)
-    dir_fd = os.open(folder, dir_flags | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        dir_fd = os.open(folder, dir_flags | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):  # now a link, or gone
+            raise _Changed("its folder was replaced since it was linted; not written") from None
+        raise
     try:
         info = os.fstat(dir_fd)
         if source.folder is not None and (info.st_dev, info.st_ino) != source.folder:

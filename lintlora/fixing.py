@@ -473,6 +473,30 @@ def _check_form_feeds(span: Any, text: str) -> None:
         raise FixError("a form feed in the line's indentation: positions on it are uncertain")
 
 
+def _parse_python(text: str) -> Any:
+    """``text`` parsed by LibCST after the extractor's preflight
+    (:func:`lintlora.extract.pysyntax.preflight`): LibCST's native parser recurses on the C
+    stack, and a file nested a few thousand levels deep kills the process (no ``except``
+    catches that), so such a file is refused first, with CPython's own guarded parser.
+
+    Raises:
+        FixError: the preflight refuses the file, or it does not parse.
+    """
+    import libcst as cst
+
+    from lintlora.extract import ExtractError
+    from lintlora.extract.pysyntax import preflight
+
+    try:
+        preflight(text, None)
+    except ExtractError as exc:
+        raise FixError(f"the file cannot be edited: {exc}") from None
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        raise FixError(f"the file does not parse: {exc.message}") from None
+
+
 class _PyTree:
     """A module parsed once with the positions and parents of its nodes."""
 
@@ -481,7 +505,7 @@ class _PyTree:
         from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
         try:
-            module = cst.parse_module(text)
+            module = _parse_python(text)
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             self.positions = wrapper.resolve(PositionProvider)
             self.parents = wrapper.resolve(ParentNodeProvider)
@@ -1334,10 +1358,11 @@ def plan(fixes: Sequence[Fix], read: Callable[[str], tuple[str, str]]) -> FixPla
 
 def _compose(result: FixPlan, taken: list[tuple[int, dict, dict]]) -> None:
     """Fill ``result.new`` with the accepted fixes' edits, then check each changed file still
-    parses as its kind did (:func:`_parses`): a file the fixes together would leave
-    unparsable gets none of them (their outcomes become ``"error"``, "would leave the file
-    unparsable"), and the texts are composed again without them (a fix is applied whole or
-    not at all, in every file it names). At most one round per fix."""
+    parses as its kind did (:func:`_parses`). In a file the fixes together would leave
+    unparsable, the fixes that break it alone are dropped (all of that file's, when none
+    does alone): their outcomes become ``"error"`` ("would leave the file unparsable"), and
+    the texts are composed again without them (a fix is applied whole or not at all, in
+    every file it names). At most one round per fix."""
     while True:
         result.new.clear()
         flat: dict[str, list[TextEdit]] = {}
@@ -1359,32 +1384,42 @@ def _compose(result: FixPlan, taken: list[tuple[int, dict, dict]]) -> None:
                   and _parses(result.old[path], result.kinds[path])}
         if not broken:
             return
-        keep = []
-        for index, pending_flat, pending_cells in taken:
-            if broken & (set(pending_flat) | set(pending_cells)):
-                old = result.outcomes[index]
-                result.outcomes[index] = FixOutcome(
-                    old.fix, "error", (), "not applied: it would leave the file unparsable")
-            else:
-                keep.append((index, pending_flat, pending_cells))
-        taken = keep
+        touching = [item for item in taken if broken & (set(item[1]) | set(item[2]))]
+        # the fixes that break a file alone go; when none does alone, all those in it go
+        bad = [item for item in touching if not _item_parses(result, item)] or touching
+        for index, _flat, _cells in bad:
+            old = result.outcomes[index]
+            result.outcomes[index] = FixOutcome(
+                old.fix, "error", (), "not applied: it would leave the file unparsable")
+        taken = [item for item in taken if item not in bad]
+
+
+def _item_parses(result: FixPlan, item: tuple[int, dict, dict]) -> bool:
+    """Whether one accepted fix alone leaves every file it names parsing (:func:`_parses`)."""
+    _index, pending_flat, pending_cells = item
+    for path, items in pending_flat.items():
+        new = apply_edits(result.old[path], [e for _s, _e, e in items])
+        if not _parses(new, result.kinds[path]) and _parses(result.old[path], result.kinds[path]):
+            return False
+    for path, cells in pending_cells.items():
+        by_cell = {cell: [e for _s, _e, e in items] for cell, items in cells.items()}
+        new = apply_edits(result.old[path], _notebook_edits(result.old[path], by_cell, path))
+        if not _parses(new, result.kinds[path]) and _parses(result.old[path], result.kinds[path]):
+            return False
+    return True
 
 
 @functools.lru_cache(maxsize=16)
 def _parses(text: str, kind: str) -> bool:
     """Whether ``text`` parses as a file of ``kind``: Python with LibCST (the parser the
-    extractor and the fixer use), a notebook and JSON with :func:`json.loads` (a notebook's
+    extractor and the fixer use, after the extractor's preflight: :func:`_parse_python`), a notebook and JSON with :func:`json.loads` (a notebook's
     code cells with LibCST too, a cell holding IPython magics excepted), YAML with PyYAML's
     composer (one document, as :func:`_yaml_root`). A shell file is not checked. Memoized
     (a report resolves each finding's fix against the same file text)."""
     try:
         if kind == "python":
-            import libcst as cst
-
-            cst.parse_module(text)
+            _parse_python(text)
         elif kind == "notebook":
-            import libcst as cst
-
             doc = json.loads(text.lstrip("\ufeff"))
             for cell in doc.get("cells", ()) if isinstance(doc, dict) else ():
                 if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -1393,7 +1428,7 @@ def _parses(text: str, kind: str) -> bool:
                 source = "".join(source) if isinstance(source, list) else str(source)
                 if re.search(r"(?m)^[ \t]*[%!?]", source):
                     continue  # IPython syntax LibCST does not read
-                cst.parse_module(source)
+                _parse_python(source)
         elif kind == "json":
             json.loads(text.lstrip("\ufeff"))
         elif kind == "yaml":
