@@ -8,10 +8,11 @@ and written back safely, and the unified diff.
   links not followed) and decoded the way it will be encoded again (:class:`SourceText`: a
   UTF-8 BOM, a PEP 263 coding line, UTF-16 with a BOM; newlines are never translated, so a
   CRLF file stays CRLF and an inserted line takes the file's own line break).
-- **Which files may be written** (:func:`writable_reason`): a regular file, reached through no
-  symbolic link, inside the project of a file the run linted (its
-  :func:`~lintlora.safeio.confinement_root`), that the run linted or read (a launch file, a
-  config) or that a fix's span names; never anything else.
+- **Which files may be written** (:func:`writable_reason`): a regular file, not a symbolic
+  link, inside the project of a file the run linted (its
+  :func:`~lintlora.safeio.confinement_root`, links resolved) and not in git's metadata
+  (``.git``), that the run linted or read (a launch file, a config) or that a fix's span
+  names; never anything else.
 - **Writing** (:func:`write_back`, :func:`_replace_file`): through one descriptor of the
   file's folder, checked to be the folder the file was read from (a folder swapped for a link
   in between is refused); the file is read again just before it is written and left alone
@@ -162,6 +163,8 @@ def writable_reason(path: str, roots: Iterable[str], allowed: Iterable[str]) -> 
         return "not a regular file"
     if not any(is_within(absolute, root) for root in roots):
         return "outside the project"
+    if ".git" in os.path.realpath(absolute).split(os.sep):
+        return "inside git's metadata (.git: hooks, config)"
     return None
 
 

@@ -154,6 +154,31 @@ def test_writes_a_folder_swapped_for_a_symlink_between_read_and_write(project, t
     assert os.listdir(outside / deep) == ["t.py"]  # no temporary file left there either
 
 
+def test_writes_a_file_replaced_by_a_fifo_between_read_and_write(project):
+    path = project / "t.py"
+    path.write_text("f(x=1)\n")
+    run = plan_fixes([keyword_fix(path)], lambda p: Settings(), unsafe=False,
+                     linted=[str(path)])
+    path.unlink()
+    os.mkfifo(path)  # a write-through or a blocking read would hang here
+    written, problems = write_back(run)
+    assert written == [] and "not overwritten" in problems[str(path)]
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="giving a file to another owner needs root")
+def test_writes_owner_and_group_are_kept_when_run_as_root(project):
+    path = project / "t.py"
+    path.write_text("f(x=1)\n")
+    os.chown(path, 1234, 5678)
+    run = plan_fixes([keyword_fix(path)], lambda p: Settings(), unsafe=False,
+                     linted=[str(path)])
+    assert write_back(run)[0] == [str(path)]
+    info = os.stat(path)
+    assert (info.st_uid, info.st_gid) == (1234, 5678) and path.read_text() == "f(x=2)\n"
+
+
 def test_writes_a_file_edited_between_read_and_write_is_kept(project):
     path = project / "t.py"
     path.write_text("f(x=1)\n")
@@ -196,15 +221,14 @@ def test_writes_a_span_naming_a_file_outside_or_in_git_metadata_is_refused(proje
     victim.write_text("f(x=1)\n")
     own = project / "t.py"
     own.write_text("f(x=1)\n")
-    run = plan_fixes([finding(str(own), EditOp("set_keyword", Span(str(victim), 1, 1), "2", "x"))],
-                     lambda p: Settings(), unsafe=False, linted=[str(own)])
-    assert run.plan.outcomes[0].status == "error" and victim.read_text() == "f(x=1)\n"
     hook = project / ".git" / "hooks.py"
-    hook.write_text("f(x=1)\n")  # inside the project, but not a file the run read
-    run = plan_fixes([finding(str(own), EditOp("set_keyword", Span(str(hook), 1, 1), "2", "x"))],
-                     lambda p: Settings(), unsafe=False, linted=[str(own)])
-    write_back(run)
-    assert hook.read_text() == "f(x=1)\n" or run.plan.outcomes[0].status == "applied"
+    hook.write_text("f(x=1)\n")  # inside the project, but git's metadata (hooks run code)
+    for target in (victim, hook):
+        fs = [finding(str(own), EditOp("set_keyword", Span(str(target), 1, 1), "2", "x"))]
+        run = plan_fixes(fs, lambda p: Settings(), unsafe=False, linted=[str(own)])
+        write_back(run)
+        assert run.plan.outcomes[0].status == "error" and target.read_text() == "f(x=1)\n"
+    assert "git" in run.refused[str(hook)]
 
 
 # ---- encodings -----------------------------------------------------------------------------
@@ -332,11 +356,14 @@ def test_yaml_an_added_key_stays_in_its_mapping_before_comments_and_keeps_crlf()
 
 
 def test_yaml_anchor_config_end_to_end_is_left_alone(project, rules):
-    text = ("defaults: &d\n  fp16: true\n  output_dir: o\n"
-            "training:\n  <<: *d\nsecond: *d\n")
+    text = ("# axolotl\nbase_model: meta-llama/Llama-2-7b-hf\nadapter: lora\n"
+            "defaults: &d\n  fp16: true\n<<: *d\n")
     (project / "config.yaml").write_text(text)
+    found = json.loads(invoke("config.yaml", "--format", "json").stdout)["findings"]
+    assert [f["code"] for f in found] == ["TX001"]  # fp16 read through the merge key
+    assert found[0]["autofix"]["edits"] == []  # no edit offered in the shared anchor
     invoke("config.yaml", "--fix")
-    assert "fp16: true" in (project / "config.yaml").read_text()
+    assert (project / "config.yaml").read_text() == text
 
 
 # ---- python --------------------------------------------------------------------------------
@@ -547,7 +574,8 @@ def test_injection_fix_title_is_escaped_on_stderr(project, hostile):
 # ---- bounds --------------------------------------------------------------------------------
 
 class Grows(Rule):
-    """A rule whose fix is never done: it appends one more ``+ 0`` to the value each pass."""
+    """A rule whose fix is never done: each pass it raises the LoRA rank by one, and the
+    finding stays."""
 
     code = "TX008"
     name = "test-grows"
@@ -556,10 +584,10 @@ class Grows(Rule):
     fixes = {"grow": FixSafety.SAFE}
 
     def check(self, setup, context):
-        s = setup.get("training.output_dir")
-        if s.span is None:
+        s = setup.get("lora.r")
+        if s.span is None or not isinstance(s.value, int):
             return
-        fix = Fix("grow", FixSafety.SAFE, (EditOp("insert_after", Span(s.span.path, 1, 1), "x = 0"),))
+        fix = Fix("grow", FixSafety.SAFE, (EditOp("replace", s.span, str(s.value + 1)),))
         yield Finding(self.code, self.name, self.severity, s.span, "m", autofix=fix)
 
 
@@ -568,11 +596,10 @@ def test_bounds_a_fix_that_never_settles_stops_after_max_passes(project, monkeyp
     from lintlora.rules.ll000_syntax_error import SyntaxErrorRule
 
     monkeypatch.setattr(lintlora.engine, "available_rules", lambda: [SyntaxErrorRule, Grows])
-    (project / "train.py").write_text("y = 1\n" + TRAIN)
+    (project / "train.py").write_text("from peft import LoraConfig\ncfg = LoraConfig(r=1)\n")
     invoke("train.py", "--fix")
-    # the insert is idempotent (the line is there), so one pass does it; a fix that is not
-    # idempotent at all would be cut at MAX_PASSES
-    assert (project / "train.py").read_text().count("x = 0") in range(1, MAX_PASSES + 1)
+    assert (project / "train.py").read_text() == \
+        f"from peft import LoraConfig\ncfg = LoraConfig(r={1 + MAX_PASSES})\n"
 
 
 def test_bounds_many_files_each_fixed_once(project, rules):
@@ -590,3 +617,18 @@ def test_bounds_a_file_above_the_fix_limit_is_not_read(project, monkeypatch):
     with pytest.raises(OSError):
         read_source_text(str(path), 1000)
 
+
+
+YAML_CFG = "# axolotl\nbase_model: meta-llama/Llama-2-7b-hf\nadapter: lora\nfp16: true   # old\n"
+
+
+@pytest.mark.parametrize("bom, encoding, newline", [
+    (b"", "utf-8", "\n"), (codecs.BOM_UTF8, "utf-8", "\r\n"),
+    (codecs.BOM_UTF16_LE, "utf-16-le", "\n"), (b"", "utf-8", "\r")])
+def test_encodings_yaml_config_keeps_bom_encoding_and_newlines(project, rules, bom, encoding,
+                                                              newline):
+    data = bom + YAML_CFG.replace("\n", newline).encode(encoding)
+    (project / "config.yaml").write_bytes(data)
+    invoke("config.yaml", "--fix")
+    expected = bom + YAML_CFG.replace("fp16", "bf16").replace("\n", newline).encode(encoding)
+    assert (project / "config.yaml").read_bytes() == expected
