@@ -211,10 +211,12 @@ def resolve(fix: Fix, text: str, kind: str) -> tuple[TextEdit, ...]:
     return tuple(edits)
 
 
-def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None = None
-                 ) -> list[TextEdit]:
+def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None = None,
+                 others: str = "") -> list[TextEdit]:
     """The edits of several ops on one text. In Python the text is parsed once, and keywords
-    that several ops add to one call are added together (one edit, in the ops' order)."""
+    that several ops add to one call are added together (one edit, in the ops' order).
+    ``others``: the source of a notebook's other code cells (a variable whose value a
+    ``replace`` edits must not be used there either: :func:`_check_single_use`)."""
     if kind != "python":
         return [e for op in ops for e in _resolve_op(op, text, kind, path)]
     if any(op.span.cell is not None for op in ops) and path is None:
@@ -228,6 +230,10 @@ def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None =
         where = path if path is not None else op.span.path
         if op.kind == "replace" or op.kind not in KINDS:
             edits.extend(_resolve_op(op, text, kind, where))
+            if op.kind == "replace":
+                if tree is None:
+                    tree = _PyTree(text)
+                _check_single_use(op, tree, others)
             continue
         if tree is None:
             tree = _PyTree(text)
@@ -507,6 +513,7 @@ class _PyTree:
         try:
             module = _parse_python(text)
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+            self.wrapper = wrapper
             self.positions = wrapper.resolve(PositionProvider)
             self.parents = wrapper.resolve(ParentNodeProvider)
         except cst.ParserSyntaxError as exc:
@@ -550,6 +557,48 @@ class _PyTree:
                 if best is None or size < best_size:
                     best, best_size = node, size
         return best
+
+
+def _check_single_use(op: EditOp, tree: "_PyTree", others: str = "") -> None:
+    """Refuse a ``replace`` of the value a variable is assigned (``dt = torch.float16``, the
+    origin "variable" the extractor resolved) when the variable is read more than once: the
+    rule checked one use (``torch_dtype=dt``), and the edit would change every other
+    (``torch.ones(3, dtype=dt)``) too. Reads are LibCST's ``LOAD`` contexts of the name in
+    the module (an attribute ``x.dt`` and a keyword ``dt=`` are other names); in a notebook,
+    any mention of the name in another code cell (``others``) counts as a read.
+
+    Raises:
+        FixError: the variable is read more than once.
+    """
+    import libcst as cst
+    from libcst.metadata import ExpressionContext, ExpressionContextProvider
+
+    start, end = _span_offsets(op.span, tree.lines)
+    names: set[str] = set()
+    for node in tree.positions:
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+            try:
+                vs, ve = tree.range(node.value)
+            except FixError:
+                continue
+            if (vs, ve) == (start, end):  # the whole value, not a part of a call
+                targets = ([t.target for t in node.targets] if isinstance(node, cst.Assign)
+                           else [node.target])
+                names.update(t.value for t in targets if isinstance(t, cst.Name))
+    if not names:
+        return
+    contexts = tree.wrapper.resolve(ExpressionContextProvider)
+    reads = 0
+    for node, context in contexts.items():
+        if (isinstance(node, cst.Name) and node.value in names
+                and context is ExpressionContext.LOAD
+                and not (isinstance(tree.parents.get(node), cst.Attribute)
+                         and tree.parents[node].attr is node)):
+            reads += 1
+    elsewhere = any(re.search(rf"(?<![\w.]){re.escape(n)}\b", others) for n in names)
+    if reads > 1 or elsewhere:
+        raise FixError(f"the variable {sorted(names)[0]} is used elsewhere too: editing its value "
+                       "would change those uses")
 
 
 def _python_op(op: EditOp, tree: "_PyTree", path: str) -> list[TextEdit]:
@@ -1163,8 +1212,9 @@ def _notebook_cell_edits(ops: Sequence[EditOp], text: str) -> dict[int, list[Tex
         by_cell.setdefault(cell, []).append(op)
     out: dict[int, list[TextEdit]] = {}
     for cell, cell_ops in by_cell.items():
+        others = "\n".join(_cell_source(c) for i, c in enumerate(cells, 1) if i != cell)
         out[cell] = _resolve_ops(cell_ops, _cell_source(cells[cell - 1]), "python",
-                                 path=cell_ops[0].span.path)
+                                 path=cell_ops[0].span.path, others=others)
     for cell, edits in out.items():
         apply_edits(_cell_source(cells[cell - 1]), edits)  # overlap check
     return out

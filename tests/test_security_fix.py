@@ -420,6 +420,45 @@ def test_python_line_continuations_tabs_and_repeated_keywords():
     assert fixed("T(a=1, a=2)\n", "python", op("set_keyword", 1, 1, "1", "a")) == "T(a=1, a=2)\n"
 
 
+def test_python_a_variable_read_twice_is_not_edited_for_one_use():
+    text = "dt = torch.float16\nM(torch_dtype=dt)\nx = ones(3, dtype=dt)\n"
+    with pytest.raises(FixError, match="used elsewhere"):
+        fixed(text, "python", op("replace", 1, 6, "torch.bfloat16", end_column=19))
+    # read once (assigned twice: the last assignment is the value): edited
+    text = "dt = torch.float32\ndt = torch.float16\nM(torch_dtype=dt, x=o.dt)\n"
+    assert fixed(text, "python", op("replace", 2, 6, "torch.bfloat16", end_column=19)) == \
+        text.replace("dt = torch.float16", "dt = torch.bfloat16")
+
+
+def test_python_a_notebook_variable_read_in_another_cell_is_not_edited():
+    text = _notebook(["dt = torch.float16\n", "M(torch_dtype=dt)\n"])
+    nb = json.loads(text)
+    nb["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [],
+                        "execution_count": None, "source": ["x = ones(3, dtype=dt)\n"]})
+    text = json.dumps(nb, indent=1)
+    with pytest.raises(FixError, match="used elsewhere"):
+        resolve(fix(op("replace", 1, 6, "torch.bfloat16", end_column=19, path="n.ipynb",
+                       cell=1)), text, "notebook")
+
+
+SHARED_DTYPE = textwrap.dedent('''\
+    import torch
+    from transformers import AutoModelForCausalLM, TrainingArguments
+
+    dt = torch.float16
+    model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype=dt)
+    mask = torch.ones(3, dtype=dt)
+    args = TrainingArguments(output_dir="out", fp16=True)
+    ''')
+
+
+def test_python_a_shared_variable_end_to_end_with_a_real_rule(project):
+    (project / "train.py").write_text(SHARED_DTYPE)
+    result = invoke("train.py", "--gpu", "a100-80gb", "--fix", "--unsafe-fixes")
+    assert "dt = torch.float16" in (project / "train.py").read_text()
+    assert "used elsewhere" in result.stderr
+
+
 def test_python_deep_nesting_is_a_fix_error_not_a_crash():
     text = "x = " + "(" * 3000 + "1" + ")" * 3000 + "\nT(a=1)\n"
     with pytest.raises(FixError):
