@@ -224,6 +224,7 @@ def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None =
     import libcst as cst
 
     tree: _PyTree | None = None
+    use_tree: Any = None  # for _check_single_use: a _PyTree, or False when none can be had
     edits: list[TextEdit] = []
     groups: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
     for op in ops:
@@ -231,9 +232,10 @@ def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None =
         if op.kind == "replace" or op.kind not in KINDS:
             edits.extend(_resolve_op(op, text, kind, where))
             if op.kind == "replace":
-                if tree is None:
-                    tree = _PyTree(text)
-                _check_single_use(op, tree, others)
+                if use_tree is None:
+                    use_tree = _use_tree(text) if tree is None else tree
+                if use_tree is not False:
+                    _check_single_use(op, use_tree, others)
             continue
         if tree is None:
             tree = _PyTree(text)
@@ -557,6 +559,28 @@ class _PyTree:
                 if best is None or size < best_size:
                     best, best_size = node, size
         return best
+
+
+_MAGIC_LINE = re.compile(r"(?m)^([ \t]*)[%!?][^\r\n]*")
+"""An IPython line (``%pip``, ``%%capture``, ``!nvidia-smi``, ``?obj``) in a notebook cell."""
+
+
+def _use_tree(text: str) -> Any:
+    """A :class:`_PyTree` of ``text`` for :func:`_check_single_use`: a notebook cell's IPython
+    lines (:data:`_MAGIC_LINE`) read as ``pass`` (same lines; the columns of other lines
+    kept), or ``False`` when even that does not parse (the check is then skipped: only a
+    ``replace``'s own span is edited, as before)."""
+    try:
+        return _PyTree(text)
+    except FixError:
+        pass
+    blanked = _MAGIC_LINE.sub(lambda m: m.group(1) + "pass", text)
+    if blanked == text:
+        return False
+    try:
+        return _PyTree(blanked)
+    except FixError:
+        return False
 
 
 def _check_single_use(op: EditOp, tree: "_PyTree", others: str = "") -> None:
