@@ -366,6 +366,8 @@ def _check_yaml_value(value: str, kind: str) -> None:
         node = yaml.compose(f"k: {value}\n", Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         node = None
+    if value[:1] in ("!", "&", "*"):
+        raise FixError(f"the new value carries a YAML tag, anchor or alias: {value[:80]!r}")
     if (not isinstance(node, yaml.MappingNode) or len(node.value) != 1
             or not isinstance(node.value[0][1], yaml.ScalarNode)
             or node.value[0][1].end_mark.index != 3 + len(value.rstrip())):
@@ -873,8 +875,17 @@ def _delete_statement(small: Any, tree: _PyTree, path: str) -> list[TextEdit]:
 # ---- YAML and JSON ----------------------------------------------------------------------------
 
 def _yaml_root(text: str) -> Any:
+    """The one document of ``text`` composed by PyYAML (its C loader when built).
+
+    Raises:
+        FixError: it does not parse, holds several documents, or holds U+FEFF (libyaml does
+            not count a byte-order mark in its marks' offsets: a second BOM after the one the
+            read removed would shift every edit by one character).
+    """
     import yaml
 
+    if "\ufeff" in text:
+        raise FixError("a byte-order mark (U+FEFF) inside the text: positions are uncertain")
     try:
         return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
@@ -955,8 +966,39 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
                 raise FixError(f"{op.keyword}: the key's colon cannot be found")
             start = end = colon + 1
             new = " " + new
-        return [_edit(path, lines, start, end, new)]
-    return _yaml_add(node, keys[depth:], op.text, text, kind, lines, path)
+        edits = [_edit(path, lines, start, end, new)]
+    else:
+        edits = _yaml_add(node, keys[depth:], op.text, text, kind, lines, path)
+    _check_yaml_result(apply_edits(text, edits), keys, _scalar_text(op.text, kind), kind)
+    return edits
+
+
+def _check_yaml_result(new_text: str, keys: list[str], scalar: str, kind: str) -> None:
+    """Refuse a ``yaml_set`` whose result does not read as intended: the key path ``keys``
+    must lead, in the new text composed again, to a scalar whose value is the new scalar's
+    (a key added to another mapping than meant, or a value that did not land where it was
+    written, is refused; the fixer then offers nothing).
+
+    Raises:
+        FixError: the new text does not parse, or the path does not hold the value.
+    """
+    import yaml
+
+    root = _yaml_root(new_text)
+    node = root
+    for key in keys:
+        if not isinstance(node, yaml.MappingNode):
+            node = None
+            break
+        found = None
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+                found = value_node
+        node = found
+    expected = yaml.compose(f"k: {scalar}\n", Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    want = expected.value[0][1]
+    if not isinstance(node, yaml.ScalarNode) or (node.value, node.tag) != (want.value, want.tag):
+        raise FixError(f"{'.'.join(keys)}: the edit would not set the value where it is read")
 
 
 def _yaml_add(mapping: Any, keys: list[str], value: str, text: str, kind: str, lines: _Lines,
@@ -967,6 +1009,10 @@ def _yaml_add(mapping: Any, keys: list[str], value: str, text: str, kind: str, l
         return _flow_add(mapping, keys, new_value, text, kind, lines, path)
     if not mapping.value:
         raise FixError("an empty block mapping")
+    last_key, last = mapping.value[-1]
+    if last.start_mark.index < last_key.end_mark.index:
+        # `c: *b`: the alias's node is the anchor's, its marks are there, not after `c:`
+        raise FixError("the mapping ends with an alias (*name): where it ends is not known")
     first_key = mapping.value[0][0]
     indent = " " * first_key.start_mark.column
     step = "  "

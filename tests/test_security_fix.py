@@ -355,6 +355,34 @@ def test_yaml_an_added_key_stays_in_its_mapping_before_comments_and_keeps_crlf()
     assert out == "t:\r\n  a: 1  # c\r\n  c: 3\r\n# trailing\r\nz: 1\r\n"
 
 
+@pytest.mark.parametrize("text", ["base: &b\n  x: 1\nt:\n  a: 1\n  c: *b\n",
+                                  "v: &s 5\nt:\n  a: 1\n  c: *s\n"])
+def test_yaml_a_key_added_after_an_alias_does_not_land_in_the_anchor(text):
+    # the alias's node is the anchor's: its end is the anchor's end, not after `c: *b`
+    with pytest.raises(FixError):
+        fixed(text, "yaml", op("yaml_set", 1, 1, "v", "t.new"))
+
+
+@pytest.mark.parametrize("value", ["&a", "*a", "!!python/object:os.system x", "!t x"])
+def test_yaml_a_new_value_carries_no_tag_anchor_or_alias(value):
+    with pytest.raises(FixError):
+        fixed("a: x\n", "yaml", op("yaml_set", 1, 1, value, "a"))
+
+
+@pytest.mark.parametrize("kind, text", [("json", '\ufeff{"a": 1}'), ("yaml", "\ufeffa: 1\n")])
+def test_yaml_a_second_byte_order_mark_is_refused_not_misplaced(kind, text):
+    # the read removes one BOM; libyaml does not count another in its offsets
+    with pytest.raises(FixError, match="byte-order mark"):
+        fixed(text, kind, op("yaml_set", 1, 1, "3", "a"))
+
+
+def test_yaml_offsets_hold_with_astral_characters_and_lone_cr():
+    text = "# \U0001F600\u00e9\na: 1 # \U0001F600\nb: 2\n"
+    assert fixed(text, "yaml", op("yaml_set", 1, 1, "3", "b")) == text.replace("b: 2", "b: 3")
+    text = "t:\r  a: 1\rb: 2\r"
+    assert fixed(text, "yaml", op("yaml_set", 1, 1, "3", "t.c")) == "t:\r  a: 1\r  c: 3\rb: 2\r"
+
+
 def test_yaml_anchor_config_end_to_end_is_left_alone(project, rules):
     text = ("# axolotl\nbase_model: meta-llama/Llama-2-7b-hf\nadapter: lora\n"
             "defaults: &d\n  fp16: true\n<<: *d\n")
@@ -428,6 +456,14 @@ def test_python_a_variable_read_twice_is_not_edited_for_one_use():
     text = "dt = torch.float32\ndt = torch.float16\nM(torch_dtype=dt, x=o.dt)\n"
     assert fixed(text, "python", op("replace", 2, 6, "torch.bfloat16", end_column=19)) == \
         text.replace("dt = torch.float16", "dt = torch.bfloat16")
+
+
+def test_python_the_single_use_check_holds_in_a_cell_with_ipython_lines():
+    text = _notebook(["%%capture\n", "dt = torch.float16\n", "M(torch_dtype=dt)\n",
+                      "for _ in r:\n", "    !echo x\n", "    y = ones(dtype=dt)\n"])
+    with pytest.raises(FixError, match="used elsewhere"):
+        resolve(fix(op("replace", 2, 6, "torch.bfloat16", end_column=19, path="n.ipynb",
+                       cell=1)), text, "notebook")
 
 
 def test_python_a_notebook_variable_read_in_another_cell_is_not_edited():
