@@ -234,22 +234,59 @@ def plan_fixes(findings: Sequence[Finding], settings_for: Callable[[str], Any], 
 
 def write_back(run: FixRun) -> tuple[list[str], dict[str, str]]:
     """Write every file the plan changes. Returns (the paths written, path -> why a file was
-    not written: changed on disk since it was read, its folder replaced since it was read, or
-    a write error)."""
-    written: list[str] = []
+    not written: changed on disk since it was read, its folder replaced since it was read, a
+    new text its encoding cannot hold, a write error, or a fix it shares with such a file).
+
+    Every file is encoded and checked against the disk first (:func:`_replace_file` with
+    ``check_only``); a file that fails, and every file a fix changes together with it (and so
+    on, transitively), is not written, so a fix spanning several files is not left half
+    applied by a file that could not be written (a write that fails after the check still
+    can: the check and the rename are not one atomic step across files).
+    """
+    changed = run.plan.changed()
     problems: dict[str, str] = {}
-    for path in run.plan.changed():
+    encoded: dict[str, bytes] = {}
+    for path in changed:
         source = run.sources[path]
         try:
-            _replace_file(path, source, source.encode(run.plan.new[path]))
+            encoded[path] = source.encode(run.plan.new[path])
+            _replace_file(path, source, encoded[path], check_only=True)
+        except _Changed as exc:
+            problems[path] = str(exc) or "changed on disk since it was linted; not overwritten"
+        except (OSError, UnicodeEncodeError) as exc:
+            problems[path] = f"cannot be written: {getattr(exc, 'strerror', None) or exc}"
+    _hold_back_together(run, problems)
+    written: list[str] = []
+    for path in changed:
+        if path in problems:
+            continue
+        try:
+            _replace_file(path, run.sources[path], encoded[path])
         except _Changed as exc:
             problems[path] = str(exc) or "changed on disk since it was linted; not overwritten"
             continue
-        except (OSError, UnicodeEncodeError) as exc:
-            problems[path] = f"cannot be written: {getattr(exc, 'strerror', None) or exc}"
+        except OSError as exc:
+            problems[path] = f"cannot be written: {exc.strerror or exc}"
             continue
         written.append(path)
     return written, problems
+
+
+def _hold_back_together(run: FixRun, problems: dict[str, str]) -> None:
+    """Add to ``problems`` every file an applied fix changes together with a file already in
+    it, until no fix spans a written and an unwritten file."""
+    groups = [{e.path for e in outcome.edits} for outcome in run.plan.outcomes
+              if outcome.status == "applied"]
+    grew = True
+    while grew:
+        grew = False
+        for group in groups:
+            blocked = sorted(group & problems.keys())
+            if blocked:
+                for path in sorted(group - problems.keys()):
+                    problems[path] = (f"not written: a fix that also changes {blocked[0]} "
+                                      "could not be applied there")
+                    grew = True
 
 
 class _Changed(Exception):
@@ -268,7 +305,7 @@ def folder_identity(path: str) -> tuple[int, int] | None:
     return info.st_dev, info.st_ino
 
 
-def _replace_file(path: str, source: SourceText, data: bytes) -> None:
+def _replace_file(path: str, source: SourceText, data: bytes, check_only: bool = False) -> None:
     """Replace ``path``'s bytes with ``data`` atomically, inside the folder it was read from.
 
     Every step works on a descriptor of the folder opened once (``O_DIRECTORY``, its identity
@@ -278,7 +315,7 @@ def _replace_file(path: str, source: SourceText, data: bytes) -> None:
     permission bits and, where the process may, its owner and group, written, ``fsync``-ed and
     renamed over the old name (:func:`os.replace`, atomic on POSIX), then the folder is
     ``fsync``-ed. On any failure the new file is removed (no ``.lintlora-fix-*`` left behind)
-    and the old one is untouched.
+    and the old one is untouched. ``check_only``: stop after the checks (nothing written).
 
     Raises:
         _Changed: the file's bytes or its folder are not those read for the fix.
@@ -290,7 +327,7 @@ def _replace_file(path: str, source: SourceText, data: bytes) -> None:
     folder, name = os.path.split(absolute)
     dir_flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
     if not hasattr(os, "O_DIRECTORY") or os.open not in os.supports_dir_fd:  # pragma: no cover
-        return _replace_file_by_name(path, source, data)
+        return _replace_file_by_name(path, source, data, check_only)
     try:
         dir_fd = os.open(folder, dir_flags | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
@@ -316,6 +353,8 @@ def _replace_file(path: str, source: SourceText, data: bytes) -> None:
             current = handle.read(len(source.data) + 1)
         if current != source.data:
             raise _Changed()
+        if check_only:
+            return
         temp = f".lintlora-fix-{secrets.token_hex(8)}.tmp"
         out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
                       | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=dir_fd)
@@ -345,7 +384,8 @@ def _replace_file(path: str, source: SourceText, data: bytes) -> None:
         os.close(dir_fd)
 
 
-def _replace_file_by_name(path: str, source: SourceText, data: bytes) -> None:  # pragma: no cover
+def _replace_file_by_name(path: str, source: SourceText, data: bytes,  # pragma: no cover
+                          check_only: bool = False) -> None:
     """:func:`_replace_file` where folder descriptors are not available (Windows)."""
     from lintlora.safeio import UnsafeFileError, read_bounded
 
@@ -355,6 +395,8 @@ def _replace_file_by_name(path: str, source: SourceText, data: bytes) -> None:  
         current = None
     if current != source.data:
         raise _Changed()
+    if check_only:
+        return
     info = os.lstat(path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, temp = tempfile.mkstemp(prefix=".lintlora-fix-", dir=folder)

@@ -216,6 +216,40 @@ def test_writes_a_failed_write_leaves_the_file_and_no_temp_file(project, monkeyp
     assert path.read_text() == "f(x=1)\n" and sorted(os.listdir(project)) == [".git", "t.py"]
 
 
+def test_writes_a_planted_link_at_the_temporary_name_is_not_written_through(project, tmp_path,
+                                                                          monkeypatch):
+    import secrets
+
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    path = project / "t.py"
+    path.write_text("f(x=1)\n")
+    run = plan_fixes([keyword_fix(path)], lambda p: Settings(), unsafe=False,
+                     linted=[str(path)])
+    monkeypatch.setattr(secrets, "token_hex", lambda n: "0" * 2 * n)
+    (project / (".lintlora-fix-" + "0" * 16 + ".tmp")).symlink_to(victim)
+    written, problems = write_back(run)
+    assert written == [] and "cannot be written" in problems[str(path)]
+    assert victim.read_text() == "keep\n" and path.read_text() == "f(x=1)\n"
+
+
+def test_writes_a_fix_over_two_files_is_not_half_applied(project):
+    a, b, c = (project / "a.py", project / "b.py", project / "c.py")
+    for p in (a, b, c):
+        p.write_text("f(x=1)\n")
+    both = Finding("TX001", "t", Severity.WARNING, Span(str(a), 1), "m", autofix=fix(
+        EditOp("set_keyword", Span(str(a), 1, 1), "2", "x"),
+        EditOp("set_keyword", Span(str(b), 1, 1), "2", "x")))
+    alone = keyword_fix(c)
+    run = plan_fixes([both, alone], lambda p: Settings(), unsafe=False,
+                     linted=[str(a), str(b), str(c)])
+    assert run.plan.changed() == [str(a), str(b), str(c)]
+    b.write_text("f(x=1)  # edited\n")  # one of the fix's files changes before the write
+    written, problems = write_back(run)
+    assert written == [str(c)] and a.read_text() == "f(x=1)\n"
+    assert "changed on disk" in problems[str(b)] and "also changes" in problems[str(a)]
+
+
 def test_writes_a_span_naming_a_file_outside_or_in_git_metadata_is_refused(project, tmp_path):
     victim = tmp_path / "victim.py"
     victim.write_text("f(x=1)\n")
