@@ -45,6 +45,7 @@ import bisect
 import dataclasses
 import functools
 import json
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -299,7 +300,7 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
         return _python_op(op, _PyTree(text), path)
     if op.kind == "launch_set" and kind in ("shell", "yaml"):
         # a launch line: a shell script, a Makefile recipe, a workflow's `run:` step
-        return _launch_set(op, text, path)
+        return _launch_set(op, text, path, kind)
     if kind in ("yaml", "json"):
         if op.kind != "yaml_set":
             raise FixError(f"a {op.kind} edit in a {kind} file")
@@ -1068,11 +1069,23 @@ def _flow_add(mapping: Any, keys: list[str], new_value: str, text: str, kind: st
 
 # ---- shell ------------------------------------------------------------------------------------
 
-_WORD = re.compile(r"""(?:[^\s'"\\#]|\\.|'[^']*'|"(?:[^"\\]|\\.)*"|(?<=\S)\#)+""")
+_WORD = re.compile(r"""(?:[^\s'"\\#;&|()]|\\.|'[^']*'|"(?:[^"\\]|\\.)*"|(?<=\S)\#|(?<=[<>])&|&(?=>))+""")
+"""A shell word: unquoted characters other than blanks, ``#`` starting a word and the
+control characters ``;``, ``&``, ``|``, ``(``, ``)`` (an ``&`` of a redirection, ``2>&1``,
+``&>``, belongs to the word), backslash escapes, quoted strings."""
+
+_CONTROL = re.compile(r"&&|\|\||;;|\|&|[;&|()]")
+"""A shell control operator (bash(1), DEFINITIONS): it ends one command and begins another."""
+
+_LAUNCHERS = ("python", "python3", "torchrun", "accelerate", "deepspeed", "llamafactory-cli",
+              "axolotl", "tune", "litgpt", "uv", "srun", "mpirun", "composer")
+"""Commands that start a training run (a segment holding one, or a ``*.py`` word, is the
+run's command when a line holds several)."""
 
 
 def _shell_words(line: str) -> list[tuple[int, int]]:
-    """(start, end) of each word of one line, up to a comment."""
+    """(start, end) of each word of one line, up to a comment; a control operator is a word
+    of its own (:data:`_CONTROL`)."""
     out = []
     i = 0
     while i < len(line):
@@ -1081,6 +1094,11 @@ def _shell_words(line: str) -> list[tuple[int, int]]:
             continue
         if line[i] == "#":
             break
+        m = _CONTROL.match(line, i)
+        if m:
+            out.append((i, m.end()))
+            i = m.end()
+            continue
         m = _WORD.match(line, i)
         if not m or m.end() == i:
             i += 1
@@ -1090,9 +1108,53 @@ def _shell_words(line: str) -> list[tuple[int, int]]:
     return out
 
 
-def _launch_set(op: EditOp, text: str, path: str) -> list[TextEdit]:
+def _run_segment(segments: list[list[tuple[int, int]]], text: str, opt: str
+                 ) -> list[tuple[int, int]]:
+    """The words of the command a ``launch_set`` edits among the commands of one logical line
+    (split at control operators): the last one naming the option, else the one command, else
+    the last that starts a run (:data:`_LAUNCHERS`, a ``*.py`` word).
+
+    Raises:
+        FixError: no command, or several and none recognisable as the run.
+    """
+    segments = [seg for seg in segments if seg]
+    if not segments:
+        raise FixError("no command on the launch line")
+    naming = [seg for seg in segments
+              if any(text[s:e] == opt or text[s:e].startswith(opt + "=") for s, e in seg)]
+    if naming:
+        return naming[-1]
+    if len(segments) == 1:
+        return segments[0]
+    runs = [seg for seg in segments
+            if any(os.path.basename(text[s:e]) in _LAUNCHERS or text[s:e].endswith(".py")
+                   for s, e in seg)]
+    if not runs:
+        raise FixError("several commands on the launch line, none recognisably the run")
+    return runs[-1]
+
+
+_NUMBER = re.compile(r"-(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+"""A negative number (``-1``, ``-0.5``, ``-1e-3``): an option's value, not an option."""
+
+
+def _launch_set(op: EditOp, text: str, path: str, kind: str = "shell") -> list[TextEdit]:
+    """The option's value set in the launch command at the span's line (module docstring).
+
+    The option's *last* occurrence is edited (argparse and HfArgumentParser keep the last
+    value given); a value word may be a negative number (``--max_steps -1``); in a line of
+    several commands (``cd x && python t.py ...``), only the run's (:func:`_run_segment`). The
+    new value is one shell word (``shlex.quote`` unless plain) without control characters;
+    in a YAML file (a workflow's ``run:`` step) also without ``#``, ``:``, quotes or
+    backslashes, which would change the YAML scalar around it.
+
+    Raises:
+        FixError: no option name, a value that is not one word here, no command.
+    """
     if not op.keyword or not re.fullmatch(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*", op.keyword):
         raise FixError(f"a launch_set edit without an option name: {op.keyword!r}")
+    if not (op.text or "").isprintable():
+        raise FixError(f"a launch value with control characters: {op.text[:80]!r}")
     lines = _Lines(text)
     first = op.span.line
     if not 1 <= first <= lines.count:
@@ -1101,29 +1163,39 @@ def _launch_set(op: EditOp, text: str, path: str) -> list[TextEdit]:
     while last < lines.count and lines.line_text(last).endswith("\\"):
         last += 1
     value = op.text if re.fullmatch(r"[A-Za-z0-9_.,:/@%+=-]+", op.text or "x") else shlex.quote(op.text)
+    if kind == "yaml" and re.search(r"[#:'\"\\]", value):
+        raise FixError(f"a launch value that would change the YAML around it: {value[:80]!r}")
     words: list[tuple[int, int]] = []  # offsets in the text
     for number in range(first, last + 1):
         line_text = lines.line_text(number)
         body = line_text[:-1] if line_text.endswith("\\") else line_text
         base = lines.starts[number - 1]
         words.extend((base + s, base + e) for s, e in _shell_words(body))
+    segments: list[list[tuple[int, int]]] = [[]]
+    for s, e in words:
+        if _CONTROL.fullmatch(text[s:e]):
+            segments.append([])
+        else:
+            segments[-1].append((s, e))
+    words = _run_segment(segments, text, op.keyword)
     opt = op.keyword
-    for i, (s, e) in enumerate(words):
+    for i in range(len(words) - 1, -1, -1):
+        s, e = words[i]
         word = text[s:e]
         if word == opt:
-            if i + 1 < len(words) and not text[words[i + 1][0]:words[i + 1][1]].startswith("-"):
-                vs, ve = words[i + 1]
-                if text[vs:ve] == value:
-                    return []
-                return [_edit(path, lines, vs, ve, value)]
+            if i + 1 < len(words):
+                following = text[words[i + 1][0]:words[i + 1][1]]
+                if not following.startswith("-") or _NUMBER.fullmatch(following):
+                    vs, ve = words[i + 1]
+                    if following == value:
+                        return []
+                    return [_edit(path, lines, vs, ve, value)]
             return [_edit(path, lines, e, e, f" {value}")]  # a bare flag gets the value
         if word.startswith(opt + "="):
             vs = s + len(opt) + 1
             if text[vs:e] == value:
                 return []
             return [_edit(path, lines, vs, e, value)]
-    if not words:
-        raise FixError(f"no command at line {first}")
     end = words[-1][1]
     return [_edit(path, lines, end, end, f" {opt} {value}")]
 

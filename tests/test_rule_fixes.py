@@ -233,7 +233,7 @@ def test_a_value_set_at_launch_is_fixed_in_the_launch_command_as_unsafe(tmp_path
     assert f.autofix is not None and f.autofix.safety is FixSafety.UNSAFE
     assert [(o.kind, o.keyword, o.text, o.span.path.endswith("run.sh"), o.span.line) for o in f.autofix.ops] == [
         ("launch_set", "--gradient_checkpointing", "True", True, 2),
-        ("launch_set", "--gradient_checkpointing_kwargs", """'{"use_reentrant": false}'""", True, 2)]
+        ("launch_set", "--gradient_checkpointing_kwargs", '{"use_reentrant": false}', True, 2)]
 
 
 def test_the_op_helpers_refuse_what_lintlora_could_not_resolve():

@@ -542,6 +542,75 @@ def test_python_a_call_spanning_thousands_of_lines():
     assert out == f"T(\n{body}    bf16=True,\n)\n"
 
 
+# ---- shell (launch lines) -----------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("python t.py --max_steps -1 --lr 2\n", "python t.py --max_steps 100 --lr 2\n"),
+    ("python t.py --max_steps 1 --max_steps 5\n", "python t.py --max_steps 1 --max_steps 100\n"),
+    ("python t.py --max_steps=1 --max_steps=5\n", "python t.py --max_steps=1 --max_steps=100\n"),
+    ("python t.py --bs 2; echo done\n", "python t.py --bs 2 --max_steps 100; echo done\n"),
+    ("python t.py --bs 2 && echo done\n", "python t.py --bs 2 --max_steps 100 && echo done\n"),
+    ("python t.py | tee log\n", "python t.py --max_steps 100 | tee log\n"),
+    ("python t.py &\n", "python t.py --max_steps 100 &\n"),
+    ("cd x && python t.py\n", "cd x && python t.py --max_steps 100\n"),
+    ("python t.py > log 2>&1\n", "python t.py > log 2>&1 --max_steps 100\n"),
+], ids=["negative-value", "last-wins", "last-wins-eq", "semicolon", "and", "pipe", "background",
+        "cd-first", "redirect"])
+def test_shell_launch_set_edits_the_run_and_the_value_it_reads(text, expected):
+    assert fixed(text, "shell", op("launch_set", 1, 1, "100", "--max_steps")) == expected
+
+
+def test_shell_a_line_of_commands_none_the_run_is_refused():
+    with pytest.raises(FixError):
+        fixed("cd x; ls\n", "shell", op("launch_set", 1, 1, "1", "--o"))
+
+
+@pytest.mark.parametrize("value", ["2\nrm -rf ~", "2\x1b[2J"])
+def test_shell_a_value_with_control_characters_is_refused(value):
+    with pytest.raises(FixError):
+        fixed("python t.py --bs 2\n", "shell", op("launch_set", 1, 1, value, "--bs"))
+
+
+def test_shell_a_value_is_one_word_the_program_receives_as_given():
+    import shlex
+
+    out = fixed("python t.py --bs 2\n", "shell",
+                op("launch_set", 1, 1, '{"use_reentrant": false}', "--kw"),
+                op("launch_set", 1, 1, "2; rm -rf ~", "--bs"))
+    assert shlex.split(out) == ["python", "t.py", "--bs", "2; rm -rf ~", "--kw",
+                                '{"use_reentrant": false}']
+
+
+@pytest.mark.parametrize("value", ["a #b", "x:", "it's"])
+def test_shell_a_workflow_run_step_keeps_its_yaml(value):
+    text = "steps:\n  - run: python t.py --bs 2\n"
+    with pytest.raises(FixError):
+        fixed(text, "yaml", op("launch_set", 2, 4, value, "--bs"))
+
+
+def test_shell_ll001_launch_fix_gives_hf_argparser_a_json_word(tmp_path, monkeypatch):
+    import shlex
+
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(
+        "import torch\n"
+        "from peft import LoraConfig, get_peft_model\n"
+        "from transformers import AutoModelForCausalLM, HfArgumentParser, Trainer, TrainingArguments\n"
+        "(training_args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+        'model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", torch_dtype=torch.bfloat16)\n'
+        'model = get_peft_model(model, LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))\n'
+        "model.print_trainable_parameters()\n"
+        "Trainer(model=model, args=training_args, train_dataset=ds).train()\n")
+    (tmp_path / "run.sh").write_text("#!/bin/bash\npython train.py --output_dir out "
+                                     "--gradient_checkpointing False --bf16 True\n")
+    invoke(".", "--gpu", "a100-40gb", "--fix", "--unsafe-fixes")
+    words = shlex.split((tmp_path / "run.sh").read_text().splitlines()[1])
+    assert words[words.index("--gradient_checkpointing") + 1] == "True"
+    kwargs = words[words.index("--gradient_checkpointing_kwargs") + 1]
+    assert json.loads(kwargs) == {"use_reentrant": False}
+
+
 # ---- notebook ------------------------------------------------------------------------------
 
 def _notebook(source, indent=1, ensure_ascii=False):
