@@ -239,7 +239,7 @@ def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None =
                     _check_single_use(op, use_tree, others)
             continue
         if tree is None:
-            tree = _PyTree(text)
+            tree = _py_tree(text)
         if op.kind == "set_keyword" and op.keyword:
             _check_value_text(op, "python")
             start, _end = _span_offsets(op.span, tree.lines)
@@ -297,7 +297,7 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
             _check_not_shared(text, start, end)
         return [_edit(path, lines, start, end, op.text)]
     if kind == "python":
-        return _python_op(op, _PyTree(text), path)
+        return _python_op(op, _py_tree(text), path)
     if op.kind == "launch_set" and kind in ("shell", "yaml"):
         # a launch line: a shell script, a Makefile recipe, a workflow's `run:` step
         return _launch_set(op, text, path, kind)
@@ -574,14 +574,14 @@ def _use_tree(text: str) -> Any:
     kept), or ``False`` when even that does not parse (the check is then skipped: only a
     ``replace``'s own span is edited, as before)."""
     try:
-        return _PyTree(text)
+        return _py_tree(text)
     except FixError:
         pass
     blanked = _MAGIC_LINE.sub(lambda m: m.group(1) + "pass", text)
     if blanked == text:
         return False
     try:
-        return _PyTree(blanked)
+        return _py_tree(blanked)
     except FixError:
         return False
 
@@ -626,6 +626,17 @@ def _check_single_use(op: EditOp, tree: "_PyTree", others: str = "") -> None:
     if reads > 1 or elsewhere:
         raise FixError(f"the variable {sorted(names)[0]} is used elsewhere too: editing its value "
                        "would change those uses")
+
+
+@functools.lru_cache(maxsize=2)
+def _py_tree(text: str) -> "_PyTree":
+    """The :class:`_PyTree` of ``text``, kept for the next fix on the same text: :func:`plan`
+    places each fix against a file's one text, and parsing it with positions costs about a
+    second per 2,000 lines (measured, LibCST 1.x), so a file with a hundred fixable findings
+    took minutes when each fix parsed it again (``bench/bench_fix_plan.py``: 466 s, now
+    4.6 s). Two entries: the file and, for a notebook, the cell being fixed (the trees are
+    read only)."""
+    return _PyTree(text)
 
 
 def _python_op(op: EditOp, tree: "_PyTree", path: str) -> list[TextEdit]:
@@ -1601,13 +1612,30 @@ def _item_parses(result: FixPlan, item: tuple[int, dict, dict]) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=16)
+_PARSES: dict[tuple[bytes, str], bool] = {}
+""":func:`_parses`' answers by text digest and kind (at most :data:`_PARSES_MAX`; texts not kept)."""
+
+_PARSES_MAX = 256
+
+
 def _parses(text: str, kind: str) -> bool:
+    """Whether ``text`` parses as a file of ``kind`` (:func:`_parses_uncached`), memoized by
+    the text's BLAKE2 digest (a report resolves each finding's fix against the same file)."""
+    import hashlib
+
+    key = (hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), kind)
+    if key not in _PARSES:
+        if len(_PARSES) >= _PARSES_MAX:
+            _PARSES.clear()
+        _PARSES[key] = _parses_uncached(text, kind)
+    return _PARSES[key]
+
+
+def _parses_uncached(text: str, kind: str) -> bool:
     """Whether ``text`` parses as a file of ``kind``: Python with LibCST (the parser the
     extractor and the fixer use, after the extractor's preflight: :func:`_parse_python`), a notebook and JSON with :func:`json.loads` (a notebook's
     code cells with LibCST too, a cell holding IPython magics excepted), YAML with PyYAML's
-    composer (one document, as :func:`_yaml_root`). A shell file is not checked. Memoized
-    (a report resolves each finding's fix against the same file text)."""
+    composer (one document, as :func:`_yaml_root`). A shell file is not checked."""
     try:
         if kind == "python":
             _parse_python(text)
