@@ -243,7 +243,7 @@ def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None =
         if op.kind == "set_keyword" and op.keyword:
             _check_value_text(op, "python")
             start, _end = _span_offsets(op.span, tree.lines)
-            call = tree.innermost(start, (cst.Call,))
+            call = tree.call_at(op.span)
             if call is not None and not any(a.keyword is not None and a.keyword.value == op.keyword
                                             for a in call.args):
                 pairs = groups.setdefault(id(call), (call, []))[1]
@@ -546,6 +546,24 @@ class _PyTree:
         return (self.lines.offset(pos.start.line, pos.start.column + 1),
                 self.lines.offset(pos.end.line, pos.end.column + 1))
 
+    def call_at(self, span: Any) -> Any:
+        """The call a keyword op names: the one whose range is exactly ``span`` when the span
+        has an end (``Trainer(...).train()``: the span of ``.train()``'s call starts where
+        ``Trainer(...)`` does, and the innermost call holding that start is ``Trainer(...)``),
+        else the innermost call holding the span's start (:meth:`innermost`)."""
+        import libcst as cst
+
+        start, end = _span_offsets(span, self.lines)
+        if span.end_line is not None and span.end_column is not None and end > start:
+            for node in self.positions:
+                if isinstance(node, cst.Call):
+                    try:
+                        if self.range(node) == (start, end):
+                            return node
+                    except FixError:
+                        continue
+        return self.innermost(start, (cst.Call,))
+
     def innermost(self, offset: int, types: tuple) -> Any:
         """The smallest node of ``types`` whose range holds ``offset``."""
         best = None
@@ -647,7 +665,7 @@ def _python_op(op: EditOp, tree: "_PyTree", path: str) -> list[TextEdit]:
     if op.kind in ("set_keyword", "remove_keyword", "rename_keyword"):
         if not op.keyword:
             raise FixError(f"a {op.kind} edit without a keyword")
-        call = tree.innermost(start, (cst.Call,))
+        call = tree.call_at(op.span)
         if call is None:
             raise FixError(f"no call at line {op.span.line}")
         return _keyword_op(op, call, tree, path)

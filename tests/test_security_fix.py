@@ -250,6 +250,22 @@ def test_writes_a_fix_over_two_files_is_not_half_applied(project):
     assert "changed on disk" in problems[str(b)] and "also changes" in problems[str(a)]
 
 
+def test_writes_a_config_read_through_a_symlinked_folder_outside_is_refused(project, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "cfg.yaml").write_text("a: 1\n")
+    (project / "configs").symlink_to(outside)
+    own = project / "t.py"
+    own.write_text("f(x=1)\n")
+    target = project / "configs" / "cfg.yaml"  # a file the run read, through the link
+    fs = [finding(str(own), EditOp("yaml_set", Span(str(target), 1, 1), "2", "a"))]
+    run = plan_fixes(fs, lambda p: Settings(), unsafe=False, linted=[str(own)],
+                     read_inputs=[str(target)])
+    write_back(run)
+    assert run.refused[str(target)] == "outside the project"
+    assert (outside / "cfg.yaml").read_text() == "a: 1\n"
+
+
 def test_writes_a_span_naming_a_file_outside_or_in_git_metadata_is_refused(project, tmp_path):
     victim = tmp_path / "victim.py"
     victim.write_text("f(x=1)\n")
@@ -529,6 +545,35 @@ def test_python_a_shared_variable_end_to_end_with_a_real_rule(project):
     assert "used elsewhere" in result.stderr
 
 
+def test_python_a_keyword_goes_to_the_call_the_span_names_in_a_chain():
+    text = "Trainer(model=m).train()\n"
+    # the span of `.train()`'s call starts where `Trainer(...)`'s does
+    out = fixed(text, "python", op("set_keyword", 1, 1, "True", "resume", end_line=1, end_column=25))
+    assert out == "Trainer(model=m).train(resume=True)\n"
+    out = fixed(text, "python", op("set_keyword", 1, 1, "a", "args", end_line=1, end_column=17))
+    assert out == "Trainer(model=m, args=a).train()\n"
+
+
+def test_python_one_parse_per_text_for_many_fixes(monkeypatch):
+    from lintlora import fixing
+
+    built = []
+    real = fixing._PyTree
+
+    class Counting(real):
+        def __init__(self, text):
+            built.append(len(text))
+            super().__init__(text)
+
+    monkeypatch.setattr(fixing, "_PyTree", Counting)
+    fixing._py_tree.cache_clear()
+    text = "".join(f"T{i}(a=1)\n" for i in range(50))
+    fixes = [fix(op("set_keyword", i + 1, 1, "2", "b")) for i in range(50)]
+    result = plan(fixes, lambda p: (text, "python"))
+    assert [o.status for o in result.outcomes] == ["applied"] * 50
+    assert len(built) == 1  # not one parse per fix (466 s for 100 fixes in 2,000 lines)
+
+
 def test_python_deep_nesting_is_a_fix_error_not_a_crash():
     text = "x = " + "(" * 3000 + "1" + ")" * 3000 + "\nT(a=1)\n"
     with pytest.raises(FixError):
@@ -660,6 +705,17 @@ def test_injection_a_file_name_cannot_start_a_line_of_the_diff(project):
     diff = unified_diff(run, lambda p: os.path.basename(p))
     assert not any(line.lstrip().startswith("::") for line in diff.split("\n"))
     assert '--- "a/a\\n::error::pwned.py"' in diff
+
+
+def test_injection_a_name_that_is_not_utf8_is_quoted_in_octal(project):
+    name = os.fsdecode(b"caf\xe9.py")  # a byte that is not UTF-8: a lone surrogate
+    path = project / name
+    path.write_text("f(x=1)\n")
+    run = plan_fixes([keyword_fix(path)], lambda p: Settings(), unsafe=False,
+                     linted=[str(path)])
+    diff = unified_diff(run, lambda p: os.path.basename(p))
+    assert diff.startswith('--- "a/caf\\351.py"\n+++ "b/caf\\351.py"\n')
+    diff.encode("utf-8")  # printable: no lone surrogate left
 
 
 def test_injection_terminal_escapes_are_shown_on_a_terminal():
