@@ -787,6 +787,21 @@ def test_injection_markdown_suggestion_fence_holds(project, hostile):
     assert HostileText.TEXT in body and "\x1b" not in out.replace(body, "")
 
 
+@pytest.mark.parametrize("edit_op, expected", [
+    (lambda p: EditOp("insert_after", Span(p, 2, 1), "z = 3"), (2, 2, "y = 2\nz = 3\n")),
+    (lambda p: EditOp("delete_statement", Span(p, 2, 1)), (2, 2, "")),
+    (lambda p: EditOp("set_keyword", Span(p, 3, 1), "1", "b"), (3, 3, "f(a=1, b=1)\n")),
+], ids=["insert-at-end", "delete-last-line", "after-u2028"])
+def test_injection_suggestions_name_lines_the_file_has(project, edit_op, expected):
+    from lintlora.report.fixes import suggestion
+
+    path = project / "t.py"
+    # a U+2028 in line 1: str.splitlines would count one line more
+    path.write_text("x = '\u2028'\ny = 2\n" + ("f(a=1)\n" if expected[0] == 3 else ""))
+    found = suggestion(None, finding(str(path), edit_op(str(path))))
+    assert found == (str(path), *expected)
+
+
 def test_injection_json_and_sarif_carry_the_exact_text(project, hostile):
     (project / "train.py").write_text(TRAIN)
     doc = json.loads(invoke("train.py", "--format", "json").stdout)
