@@ -47,9 +47,12 @@ def _plural(n: int, word: str) -> str:
 
 
 def _say(text: str) -> None:
-    from lintlora.report.escape import for_terminal
+    """One line on standard error: escaped for a terminal, and made so that the GitHub
+    Actions runner cannot read it as a workflow command (``--show-fixes`` lines begin with a
+    file's name, which may be ``::error::x.py``: :func:`lintlora.report.escape.terminal_line`)."""
+    from lintlora.report.escape import for_terminal, terminal_line
 
-    click.echo(for_terminal(text), err=True)
+    click.echo(terminal_line(for_terminal(text)), err=True)
 
 
 def _plan(result: Any, settings_for: Callable[[str], Any], unsafe: bool) -> Any:

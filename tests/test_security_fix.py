@@ -718,6 +718,16 @@ def test_injection_a_name_that_is_not_utf8_is_quoted_in_octal(project):
     diff.encode("utf-8")  # printable: no lone surrogate left
 
 
+@pytest.mark.parametrize("args", [["--show-fixes"], ["--fix", "--show-fixes"],
+                                  ["--unsafe-fixes"], ["--diff"]])
+def test_injection_a_file_named_like_a_workflow_command_starts_no_line(project, rules, args):
+    (project / "::error::pwn.py").write_text(TRAIN)
+    result = invoke(*args, "--paths-last", "::error::pwn.py")
+    assert "pwn.py" in result.stdout + result.stderr
+    assert not [line for line in (result.stdout + result.stderr).splitlines()
+                if line.lstrip().startswith("::")]
+
+
 def test_injection_terminal_escapes_are_shown_on_a_terminal():
     class Tty:
         def isatty(self):
