@@ -310,7 +310,8 @@ def _replace_file(path: str, source: SourceText, data: bytes, check_only: bool =
 
     Every step works on a descriptor of the folder opened once (``O_DIRECTORY``, its identity
     checked against :attr:`SourceText.folder`): the file is read again (``O_NOFOLLOW``, a
-    regular file, the bytes read for the fix), a new file is created beside it
+    regular file, the bytes read for the fix) and must be writable by this process
+    (:func:`os.access`; a read-only file is not replaced), a new file is created beside it
     (``O_CREAT | O_EXCL | O_NOFOLLOW``, mode 0600 while written), given the old file's
     permission bits and, where the process may, its owner and group, written, ``fsync``-ed and
     renamed over the old name (:func:`os.replace`, atomic on POSIX), then the folder is
@@ -353,6 +354,10 @@ def _replace_file(path: str, source: SourceText, data: bytes, check_only: bool =
             current = handle.read(len(source.data) + 1)
         if current != source.data:
             raise _Changed()
+        if not os.access(name, os.W_OK, dir_fd=dir_fd):
+            # the rename below would replace a file its user may not write (a read-only file
+            # stays so, as an in-place write would leave it)
+            raise PermissionError(errno.EACCES, "the file is read-only", path)
         if check_only:
             return
         temp = f".lintlora-fix-{secrets.token_hex(8)}.tmp"

@@ -201,6 +201,21 @@ def test_writes_mode_bits_are_kept_and_no_temp_file_is_left(project):
     assert sorted(os.listdir(project)) == [".git", "t.py"]
 
 
+def test_writes_a_read_only_file_is_not_replaced(project, monkeypatch):
+    path = project / "t.py"
+    path.write_text("f(x=1)\n")
+    os.chmod(path, 0o444)
+    run = plan_fixes([keyword_fix(path)], lambda p: Settings(), unsafe=False,
+                     linted=[str(path)])
+    if os.geteuid() == 0:  # root may write any file: the process's answer is what counts
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if mode == os.W_OK
+                            else real(p, mode, **kw))
+    written, problems = write_back(run)
+    assert written == [] and "read-only" in problems[str(path)]
+    assert path.read_text() == "f(x=1)\n" and stat.S_IMODE(os.stat(path).st_mode) == 0o444
+
+
 def test_writes_a_failed_write_leaves_the_file_and_no_temp_file(project, monkeypatch):
     path = project / "t.py"
     path.write_text("f(x=1)\n")
