@@ -329,8 +329,12 @@ def _replace_file(path: str, source: SourceText, data: bytes, check_only: bool =
     dir_flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
     if not hasattr(os, "O_DIRECTORY") or os.open not in os.supports_dir_fd:  # pragma: no cover
         return _replace_file_by_name(path, source, data, check_only)
+    if source.folder is None:  # no identity to check: the folder itself must not be a link
+        dir_flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        dir_fd = os.open(folder, dir_flags | getattr(os, "O_NOFOLLOW", 0))
+        # links followed (a folder linked inside the project is written through): the
+        # descriptor's identity is what is checked against the folder the read saw
+        dir_fd = os.open(folder, dir_flags)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):  # now a link, or gone
             raise _Changed("its folder was replaced since it was linted; not written") from None

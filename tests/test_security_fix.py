@@ -179,6 +179,17 @@ def test_writes_owner_and_group_are_kept_when_run_as_root(project):
     assert (info.st_uid, info.st_gid) == (1234, 5678) and path.read_text() == "f(x=2)\n"
 
 
+def test_writes_a_folder_linked_inside_the_project_is_written(project):
+    (project / "shared").mkdir()
+    (project / "shared" / "t.py").write_text("f(x=1)\n")
+    (project / "configs").symlink_to(project / "shared")
+    path = project / "configs" / "t.py"
+    run = plan_fixes([keyword_fix(path)], lambda p: Settings(), unsafe=False,
+                     linted=[str(path)])
+    assert write_back(run) == ([str(path)], {})
+    assert (project / "shared" / "t.py").read_text() == "f(x=2)\n"
+
+
 def test_writes_a_file_edited_between_read_and_write_is_kept(project):
     path = project / "t.py"
     path.write_text("f(x=1)\n")
