@@ -340,16 +340,18 @@ def _check_value_text(op: EditOp, kind: str) -> None:
                     or _BREAK.search(op.text.rstrip("\r\n"))):
                 raise FixError(f"the new line is not one Python statement: {op.text[:80]!r}")
     elif kind in ("yaml", "json") and op.kind == "replace":
-        _check_yaml_value(op.text, kind)
+        _check_yaml_value(op.text, kind, lists=True)
 
 
-def _check_yaml_value(value: str, kind: str) -> None:
-    """Refuse a new YAML/JSON scalar that is not one: a line break in it, or text that PyYAML
+def _check_yaml_value(value: str, kind: str, lists: bool = False) -> None:
+    """Refuse a new YAML/JSON value that is not one: a line break in it, or text that PyYAML
     (JSON: :func:`json.loads`) reads as anything but one scalar (``x: y``, ``1, "k": 2``,
-    ``a # c``, ``[1]``).
+    ``a # c``, ``{a: 1}``), or that carries a tag, an anchor or an alias. ``lists``: a flow
+    sequence of such scalars on one line is a value too (``[q_proj, v_proj]``: a ``replace``
+    of a module list).
 
     Raises:
-        FixError: not one scalar on one line.
+        FixError: not one such value on one line.
     """
     import yaml
 
@@ -360,18 +362,25 @@ def _check_yaml_value(value: str, kind: str) -> None:
             loaded = json.loads(value)
         except ValueError:
             raise FixError(f"the new value is not one JSON value: {value[:80]!r}") from None
-        if isinstance(loaded, (dict, list)):
+        items = loaded if lists and isinstance(loaded, list) else [loaded]
+        if any(isinstance(item, (dict, list)) for item in items):
             raise FixError(f"the new value is not one JSON scalar: {value[:80]!r}")
         return
+    if re.search(r"(?:^|[\s\[,])[!&*]", value):
+        raise FixError(f"the new value carries a YAML tag, anchor or alias: {value[:80]!r}")
     try:
         node = yaml.compose(f"k: {value}\n", Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         node = None
-    if value[:1] in ("!", "&", "*"):
-        raise FixError(f"the new value carries a YAML tag, anchor or alias: {value[:80]!r}")
-    if (not isinstance(node, yaml.MappingNode) or len(node.value) != 1
-            or not isinstance(node.value[0][1], yaml.ScalarNode)
-            or node.value[0][1].end_mark.index != 3 + len(value.rstrip())):
+    ok = isinstance(node, yaml.MappingNode) and len(node.value) == 1
+    if ok:
+        new = node.value[0][1]
+        ok = new.end_mark.index == 3 + len(value.rstrip())
+        if isinstance(new, yaml.SequenceNode) and lists and new.flow_style:
+            ok = ok and all(isinstance(item, yaml.ScalarNode) for item in new.value)
+        elif not isinstance(new, yaml.ScalarNode):
+            ok = False
+    if not ok:
         raise FixError(f"the new value is not one YAML scalar: {value[:80]!r}")
 
 

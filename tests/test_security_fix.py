@@ -408,6 +408,16 @@ def test_yaml_a_value_that_is_not_one_scalar_is_refused(value):
         fixed("a: 1\nb: 2\n", "yaml", op("yaml_set", 1, 1, value, "c"))
 
 
+def test_yaml_a_replace_may_set_a_flow_list_of_scalars_but_nothing_more():
+    text = "target_modules: [q_proj]\nr: 8\n"
+    new = "[q_proj, v_proj]"
+    assert fixed(text, "yaml", op("replace", 1, 17, new, end_column=25)) == \
+        "target_modules: [q_proj, v_proj]\nr: 8\n"
+    for bad in ("[q_proj, {a: 1}]", "[*x]", "[q_proj]\nr: 1", "[a, b] # c: d"):
+        with pytest.raises(FixError):
+            fixed(text, "yaml", op("replace", 1, 17, bad, end_column=25))
+
+
 @pytest.mark.parametrize("value", ['1, "z": 2', '{"z": 1}', "[1]"])
 def test_yaml_a_json_value_that_is_not_one_scalar_is_refused(value):
     with pytest.raises(FixError):
