@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import click
 
-__all__ = ["MAX_PASSES", "FixOptions", "run_fix_modes"]
+__all__ = ["MAX_PASSES", "FixOptions", "run_fix_modes", "diff_for_output"]
 
 MAX_PASSES = 8
 """Fix-and-relint rounds at most (ruff stops after 100; lintlora's fixes settle in one or two)."""
@@ -49,9 +49,12 @@ def _plural(n: int, word: str) -> str:
 
 
 def _say(text: str) -> None:
-    from lintlora.report.escape import for_terminal
+    """One line on standard error: escaped for a terminal, and made so that the GitHub
+    Actions runner cannot read it as a workflow command (``--show-fixes`` lines begin with a
+    file's name, which may be ``::error::x.py``: :func:`lintlora.report.escape.terminal_line`)."""
+    from lintlora.report.escape import for_terminal, terminal_line
 
-    click.echo(for_terminal(text), err=True)
+    click.echo(terminal_line(for_terminal(text)), err=True)
 
 
 def _plan(result: Any, settings_for: Callable[[str], Any], unsafe: bool) -> Any:
@@ -77,7 +80,7 @@ def run_fix_modes(options: FixOptions, result: Any, relint: Callable[[], Any],
         old, new, would, run = _diff_passes(options, result, relint, settings_for)
         diff = diff_texts(old, new, display_path)
         if diff:
-            sys.stdout.write(diff)
+            sys.stdout.write(diff_for_output(diff, sys.stdout))
             sys.stdout.flush()
         _report_refusals(run)
         _report_skipped(run)
@@ -140,6 +143,43 @@ def _diff_passes(options: FixOptions, result: Any, relint: Callable[[], Any],
             again = relint()
             run = _plan(again, settings_for, options.unsafe)
     return old, new, would, run
+
+
+def diff_for_output(diff: str, out: Any, environ: Any = None) -> str:
+    """The ``--diff`` text as it is printed: the lines of files a pull request's author wrote.
+
+    - To a terminal (``out.isatty()``): every line's control and format characters shown as
+      escapes (:func:`lintlora.report.escape.visible`; the tab and the line break kept), so
+      an ESC sequence in a file cannot repaint, retitle or hide part of the screen. The diff
+      is then for reading, not for ``git apply``.
+    - In a GitHub Actions job (``GITHUB_ACTIONS=true``, not a terminal): the exact diff,
+      between ``::stop-commands::TOKEN`` and ``::TOKEN::`` with a random token, so a context
+      line reading `` ::error::...`` or holding ``##[`` is not run as a workflow command (the
+      runner's ``ActionCommandManager.TryProcessCommand`` ignores every command, of either
+      form, until the token; ``ActionCommand.TryParseV2`` takes ``::`` after leading white
+      space, ``TryParse`` ``##[`` anywhere; actions/runner ``src/Runner.Worker``). ``git
+      apply`` and ``patch`` skip the two lines (text outside a hunk).
+    - Elsewhere (a pipe, a file): the exact diff.
+    """
+    import os
+
+    environ = os.environ if environ is None else environ
+    isatty = getattr(out, "isatty", None)
+    if callable(isatty) and isatty():
+        from lintlora.fixing import split_lines
+        from lintlora.report.escape import visible
+
+        lines = []
+        for line in split_lines(diff):
+            body = line.rstrip("\r\n")
+            lines.append("\t".join(visible(part) for part in body.split("\t")) + "\n")
+        return "".join(lines)
+    if environ.get("GITHUB_ACTIONS") == "true":
+        import secrets
+
+        token = secrets.token_hex(16)
+        return f"::stop-commands::{token}\n{diff}::{token}::\n"
+    return diff
 
 
 def _report_refusals(run: Any) -> None:

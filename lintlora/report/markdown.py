@@ -114,7 +114,9 @@ def _suggestions(result: "RunResult") -> list[str]:
                     f"**{markdown_text(finding.code)}** at {_code(location(finding))}: "
                     f"{markdown_text(finding.autofix.title)} ({finding.autofix.safety.value}; "
                     f"{_code(display_path(path))} {lines_ref})", "",
-                    f"{fence}suggestion", body.replace("\r\n", "\n").rstrip("\n"), fence, "",
+                    f"{fence}suggestion",
+                    # an empty block removes the lines (a blank line in it would be one line)
+                    *([body.replace("\r\n", "\n").rstrip("\n")] if body else []), fence, "",
                     "</details>"])
     return out
 
