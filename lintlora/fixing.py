@@ -994,7 +994,8 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
     root = _yaml_root(text)
     if root is None:
         raise FixError("an empty document")
-    _check_yaml_value(_scalar_text(op.text, kind), kind)
+    # one scalar, or a one-line flow list of scalars that replaces a list (_yaml_sequence)
+    _check_yaml_value(_scalar_text(op.text, kind), kind, lists=True)
     shared, _ranges = _yaml_shared(root)
     lines = _Lines(text)
     node = root
