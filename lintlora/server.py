@@ -144,14 +144,21 @@ class LintloraServer(LanguageServer):
 
     def document_path(self, uri: str, language_id: str | None) -> tuple[str, bool]:
         """``(path, on_disk)``: the file path of a ``file:`` URI, else a made-up path in the
-        workspace named after the URI with the suffix of the document's language."""
+        workspace named after the URI with the suffix of the document's language.
+
+        ``on_disk`` is false for a file outside the workspace folder (symbolic links
+        resolved: ``file:///proj/../etc/x.py``, a link to ``/etc``, ``/dev/zero``), so no
+        launch script or other file is read for it there: only its buffer is linted. A path
+        the system cannot name (``%00``) is a made-up one."""
         path = None
         try:
             path = to_fs_path(uri) if uri.startswith("file:") else None
         except Exception:  # noqa: BLE001 - a malformed URI
             path = None
-        if path:
-            return path, True
+        if path and "\x00" not in path:
+            from lintlora.safeio import is_within
+
+            return path, self.root is None or is_within(path, self.root)
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in uri.split(":")[-1])[:64]
         suffix = _SUFFIX_OF_LANGUAGE.get((language_id or "").lower(), "")
         if kind_for(name) is None:
