@@ -142,6 +142,20 @@ class LintloraServer(LanguageServer):
         for warning in self.lint_session().take_warnings()[:8]:
             self.say(warning)
 
+    def open_document(self, uri: str) -> Any:
+        """The open text document ``uri`` (pygls' ``TextDocument``), or ``None``.
+
+        Never pygls' ``workspace.get_text_document`` for a URI the client did not open: it
+        makes a document whose ``source`` reads the file from disk, whole and unbounded
+        (``pygls/workspace/text_document.py``, ``pathlib.Path(self.path).read_text()``), so
+        a hover or a ``didChange`` naming ``file:///dev/zero`` or a FIFO would hang the
+        server, and one naming a file outside the workspace would lint it from disk (found
+        by ``tests/test_security_review_tools.py``). pygls keys open documents by the
+        unquoted URI (``Workspace.get_text_document``)."""
+        from urllib.parse import unquote
+
+        return self.workspace.text_documents.get(unquote(uri))
+
     def document_path(self, uri: str, language_id: str | None) -> tuple[str, bool]:
         """``(path, on_disk)``: the file path of a ``file:`` URI, else a made-up path in the
         workspace named after the URI with the suffix of the document's language.
@@ -168,8 +182,11 @@ class LintloraServer(LanguageServer):
     # -- linting --
     def lint_uri(self, uri: str) -> _Linted | None:
         """Lint the open document ``uri`` now and publish its diagnostics."""
+        document = self.open_document(uri)
+        if document is None:  # not open (a change or save of a closed document): nothing read
+            self.linted.pop(uri, None)
+            return None
         try:
-            document = self.workspace.get_text_document(uri)
             text = document.source
             version = document.version
             path, on_disk = self.document_path(uri, document.language_id)
@@ -206,13 +223,14 @@ class LintloraServer(LanguageServer):
             code_texts: list[str] = []
             code_uris: list[str] = []
             for cell in notebook.cells[:10_000]:
-                document = self.workspace.get_text_document(cell.document)
-                is_code = cell.kind == types.NotebookCellKind.Code and \
-                    (document.language_id or "python") == "python"
-                cells.append((is_code, document.source))
+                document = self.open_document(cell.document)  # a cell never opened: empty
+                source = document.source if document is not None else ""
+                language = (document.language_id if document is not None else None) or "python"
+                is_code = cell.kind == types.NotebookCellKind.Code and language == "python"
+                cells.append((is_code, source))
                 cells_uris.append(cell.document)
                 if is_code:
-                    code_texts.append(document.source)
+                    code_texts.append(source)
                     code_uris.append(cell.document)
             text = notebook_json(cells)
             path, on_disk = self.document_path(uri, "jupyter")
@@ -255,10 +273,10 @@ class LintloraServer(LanguageServer):
                 self.lint_notebook(linted.notebook[0])
                 linted = self.linted.get(uri)
             return linted
-        try:
-            version = self.workspace.get_text_document(uri).version
-        except Exception:  # noqa: BLE001
-            return linted
+        document = self.open_document(uri)
+        if document is None:
+            return None  # not open: nothing is read from disk for it
+        version = document.version
         if linted is None or linted.version != version:
             self.pending.pop(uri, None)
             linted = self.lint_uri(uri)
