@@ -58,6 +58,7 @@ followed) and never printed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -472,11 +473,19 @@ def finding_key(finding: dict[str, Any], path: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
+@functools.lru_cache(maxsize=16)
+def _folder_real(folder: str) -> str:
+    """:func:`os.path.realpath` of the working or workspace folder, once per step: a report
+    of a million findings took a minute in :func:`plan_comments` resolving the same two
+    folders for each (``tests/test_security_review_tools.py``)."""
+    return os.path.realpath(folder)
+
+
 def repo_path(path: str, root: str) -> str | None:
     """A report path (relative to the working directory) as a path in the repository (``/``
     separators), or ``None`` when it lies outside ``root``."""
-    full = os.path.normpath(os.path.join(os.path.realpath(os.getcwd()), path))
-    rel = os.path.relpath(full, os.path.realpath(root))  # the folders' links resolved alike
+    full = os.path.normpath(os.path.join(_folder_real(os.getcwd()), path))
+    rel = os.path.relpath(full, _folder_real(root))  # the folders' links resolved alike
     if rel == os.curdir or rel.startswith(os.pardir) or os.path.isabs(rel):
         return None
     return rel.replace(os.sep, "/")

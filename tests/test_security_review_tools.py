@@ -478,14 +478,20 @@ class _RawServer:
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.respond = respond
         self.requests: list[bytes] = []
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.sock.settimeout(0.1)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
 
     def _serve(self) -> None:
-        while True:
+        while not self._stop.is_set():
             try:
                 conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
             except OSError:
                 return
+            conn.settimeout(10)
             with conn:
                 data = b""
                 while b"\r\n\r\n" not in data:
@@ -500,6 +506,8 @@ class _RawServer:
                     pass
 
     def close(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
         self.sock.close()
 
 
@@ -556,6 +564,33 @@ def test_github_malformed_http_answers_are_api_errors(monkeypatch, answer):
     finally:
         server.close()
     assert SECRET not in str(caught.value)
+
+
+def test_github_report_paths_outside_the_workspace_are_never_commented_nor_read(
+        tmp_path, monkeypatch):
+    """Report paths with ``..``, absolute ones, line breaks: no review comment outside the
+    workspace, and no file read for a suggestion there."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (tmp_path / "outside.py").write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+    read: list[str] = []
+    import lintlora.autofix as autofix
+
+    original = autofix.read_source_text
+    monkeypatch.setattr(autofix, "read_source_text", lambda p, *a, **k: (read.append(p),
+                                                                         original(p, *a, **k))[1])
+    paths = ["../outside.py", str(tmp_path / "outside.py"), "sub/../../outside.py",
+             "a\nb.py", "/etc/passwd"]
+    findings = [{"code": "LL001", "path": p, "line": 1, "message": "m", "autofix": {
+        "safety": "safe", "title": "t", "edits": [{"path": p, "line": 1, "column": 1,
+                                                   "end_line": 1, "end_column": 2,
+                                                   "new_text": "y"}]}} for p in paths]
+    added = {"outside.py": {1}, "etc/passwd": {1}, "a\nb.py": {1}, "../outside.py": {1}}
+    planned, left = gr.plan_comments(findings, added, str(root))
+    assert [c.path for c in planned] == ["a\nb.py"]  # inside the workspace: its own name
+    assert not planned[0].suggestion and len(left) == 4
+    assert all(os.path.realpath(p).startswith(str(root)) for p in read), read
 
 
 def test_github_warnings_cannot_forge_workflow_commands():
