@@ -65,6 +65,14 @@ DEBOUNCE_SECONDS = 0.01
 time replaces it (so a burst of keystrokes is linted once, at its last version). Short: the
 changes of a burst are already in the pipe when the first is handled."""
 
+MAX_MESSAGE_BYTES = 256 * 2**20
+"""The largest JSON-RPC message body read, in bytes (a ``didOpen`` of a file far above
+``max-file-size``); a larger ``Content-Length`` is skipped (:class:`_BoundedStdin`)."""
+
+MAX_HEADER_LINE_BYTES = 65536
+"""The longest header line read at once (a longer one is read in pieces, none of which is a
+``Content-Length`` header)."""
+
 _SUFFIX_OF_LANGUAGE = {"python": ".py", "yaml": ".yaml", "json": ".json", "jsonc": ".json",
                        "jupyter": ".ipynb"}
 
@@ -543,11 +551,42 @@ def _cell_actions(linted: _Linted, params: types.CodeActionParams, only: list[st
     return actions
 
 
+class _BoundedStdin:
+    """Standard input for pygls' stdio reader (``pygls/io_.py`` ``StdinAsyncReader`` calls
+    ``readline()`` and ``read(n)`` with ``n`` the frame's ``Content-Length``), bounded.
+
+    pygls reads ``n`` bytes in one ``read`` call, and Python allocates them first: a frame
+    announcing ``Content-Length: 100000000000`` ended the server with a ``MemoryError``, and
+    ``2**63`` with an ``OverflowError`` (``tests/test_security_review_tools.py``). A body over
+    :data:`MAX_MESSAGE_BYTES` is read and dropped in 1 MiB pieces (memory stays bounded and the
+    stream stays in step with its frames) and is handed on as ``null``, which pygls logs as a
+    message it cannot handle, going on with the next one. A header line is read at most
+    :data:`MAX_HEADER_LINE_BYTES` at a time."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def readline(self) -> bytes:
+        return self.raw.readline(MAX_HEADER_LINE_BYTES)
+
+    def read(self, n: int) -> bytes:
+        if n <= MAX_MESSAGE_BYTES:
+            return self.raw.read(n)
+        logger.error("a message of %d bytes (more than %d) skipped", n, MAX_MESSAGE_BYTES)
+        left = n
+        while left > 0:
+            piece = self.raw.read(min(left, 2**20))
+            if not piece:
+                return b""  # the end of input: pygls ends its loop, as at any end
+            left -= len(piece)
+        return b"null"
+
+
 def main() -> int:
     """Serve over stdio until the client's ``exit``; returns the exit status."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     server = make_server()
-    server.start_io()
+    server.start_io(stdin=_BoundedStdin(sys.stdin.buffer))
     # pygls closed standard output with the connection: later flushes (the CLI's at its end)
     # must not fail on it
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process

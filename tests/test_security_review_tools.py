@@ -242,6 +242,43 @@ def test_server_survives_malformed_frames(lsp, frame):
     _alive(lsp)
 
 
+@pytest.mark.parametrize("length", [10**11, 2**63, 10**30])
+def test_server_survives_a_huge_content_length(workspace, length):
+    """It waits for the body (reading and dropping it in pieces), not ends with a
+    ``MemoryError`` or ``OverflowError`` as it did."""
+    pytest.importorskip("pygls")
+    from lsp_client import LspClient
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    client = LspClient(cwd=str(workspace), env=env)
+    try:
+        client.request("initialize", {"processId": None, "rootUri": workspace.as_uri(),
+                                      "capabilities": {}})
+        client.proc.stdin.write(b"Content-Length: %d\r\n\r\n{}" % length)
+        client.proc.stdin.flush()
+        for _ in range(300):
+            if b"skipped" in b"".join(client.stderr) or client.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert client.proc.poll() is None, b"".join(client.stderr)[-500:]
+        assert b"skipped" in b"".join(client.stderr)
+    finally:
+        client.close()
+
+
+def test_server_drops_an_oversized_body_in_step(monkeypatch):
+    pytest.importorskip("pygls")
+    from lintlora import server
+
+    monkeypatch.setattr(server, "MAX_MESSAGE_BYTES", 10)
+    stream = server._BoundedStdin(io.BytesIO(b"x" * 25 + b"Content-Length: 2\r\n" + b"y" * 70000))
+    assert stream.read(5) == b"xxxxx"
+    assert stream.read(20) == b"null"  # the 20 bytes read and dropped
+    assert stream.readline() == b"Content-Length: 2\r\n"
+    assert len(stream.readline()) == server.MAX_HEADER_LINE_BYTES
+    assert stream.read(10**6) == b""  # the end of input
+
+
 def test_server_survives_a_request_flood(lsp, workspace):
     uri = (workspace / "flood.py").as_uri()
     _open(lsp, uri, BAD_SCRIPT)
