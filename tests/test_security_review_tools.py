@@ -87,6 +87,7 @@ FOUND = {
     "byte order mark": "\ufeffx = 1\ny = 2\n",
     "form feed before code": "x = 1\n\fy = 2\nif x:\n    z = 3\n",
     "form feed first": "\fx = 1\ny = 2\n",
+    "comment ending in a backslash": "x = 1 # \\\ny = 2\n",
 }
 """Texts whose chunked parse differed from the whole-file one before this module's fixes."""
 
@@ -124,7 +125,7 @@ def test_the_found_texts_are_still_linted_exactly(tmp_path):
 
 
 _FRAGMENTS = [
-    "x = 1", "@dec", "def f():", "    pass", "\tpass", "  pass", "        y = 2",
+    "x = 1", "@dec", "y = 2  # \\", "def f():", "    pass", "\tpass", "  pass", "        y = 2",
     "if __name__ == '__main__':", "# c", "    # c", "", "   ", "else:", "elif x:", "try:",
     "except E:", "finally:", "class A:", "x = 1; y = 2", "x = 1 + \\", "'''doc", "'''", '"""',
     'z = """', "s = '#'", "a = (", ")", "b = [1,", "2]", "async def g():", "    await h()",

@@ -25,7 +25,7 @@ positions: :mod:`lintlora.extract._cstpos`; the same statements and expressions)
   may accept newer syntax, or names the error), a lone ``\\r`` line break, ``\\r\\n`` mixed
   with ``\\n``, a byte order mark, a form feed in an indentation, a chunk whose first indented
   line is not indented like the file's first (:func:`_whole_file_only`, :func:`_cuts`), a
-  chunk with a footer in the middle, any exception.
+  chunk with a footer or without its final line break in the middle, any exception.
 
 ``tests/test_cst_chunks.py`` checks that the rebuilt module's code is the text and that its
 nodes' positions and the extraction of every Python fixture equal the whole-file parse's.
@@ -113,7 +113,10 @@ class ChunkParser:
             used.add(piece)
             if not chunk.body:
                 return None
-            if chunk.footer and k + 1 < len(pieces):
+            if (chunk.footer or not chunk.has_trailing_newline) and k + 1 < len(pieces):
+                # a footer in the middle; or a chunk LibCST reads as ending without its line
+                # break (``x = 1  # \\`` at a chunk's end: the comment's backslash taken for a
+                # continuation at the end of input), whose positions would end a line early
                 return None
             statements_of = list(chunk.body)
             replaced = None
