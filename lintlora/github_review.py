@@ -58,6 +58,7 @@ followed) and never printed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -115,6 +116,18 @@ MAX_REPORT_BYTES = 64 * 2**20
 
 MAX_PATCH_CHARS = 4 * 2**20
 """Characters of one file's ``patch`` parsed (GitHub truncates large diffs itself)."""
+
+_TOKEN_CHARS = re.compile(r"[!-~]+")
+"""What a token may hold: printable ASCII without the space (GitHub's tokens are
+``[A-Za-z0-9_]``; ``ghs_``/``ghp_``/``github_pat_`` prefixes). Found by
+``tests/test_security_review_tools.py``: a secret pasted with its line break made
+:mod:`http.client` raise ``ValueError("Invalid header value b'Bearer <token>\\n'")``, and that
+text went into the step's warning."""
+
+MAX_RESPONSE_SECONDS = 120.0
+"""Longest time one response's body may take to arrive, in seconds (the socket timeout,
+:data:`TIMEOUT_S`, bounds each read only: a server trickling a byte at a time would hold the
+step for hours)."""
 
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _HUNK = re.compile(r"@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -192,6 +205,12 @@ class GitHubClient:
         if parts.scheme not in ("https", "http") or not parts.netloc:
             raise ApiError("GITHUB_API_URL is not an http(s) address")
         self._origin = (parts.scheme, parts.netloc)
+        token = token.strip()
+        if not _TOKEN_CHARS.fullmatch(token):
+            # http.client would refuse the header with its value, token and all, in the
+            # exception's text (``Invalid header value b'Bearer ...'``): never sent, never shown
+            raise ApiError("the token is empty or holds characters an HTTP header cannot carry "
+                           "(a line break, a space, a non-ASCII character); not used")
         self._token = token
         self.timeout = timeout
         self.sleep = sleep or _sleep
@@ -252,6 +271,7 @@ class GitHubClient:
     def _send(self, method: str, url: str, body: Any, what: str) -> tuple[int, dict, bytes]:
         """``(status, lower-cased headers, body bytes)``; status 0 on a timeout or a
         connection error."""
+        import http.client
         import socket
         import urllib.error
         import urllib.request
@@ -275,7 +295,11 @@ class GitHubClient:
             except ApiError:
                 raw = b""
             return exc.code, _headers(exc.headers), raw
-        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, OSError):
+        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, OSError,
+                http.client.HTTPException, ValueError):
+            # HTTPException: a malformed status line or header, a body cut short
+            # (IncompleteRead); ValueError: a URL or header http.client refuses. Their text
+            # is not kept (it may quote a header)
             return 0, {}, b""
 
     def paginate(self, path: str, max_pages: int = MAX_PAGES) -> list[Any]:
@@ -288,13 +312,18 @@ class GitHubClient:
         sep = "&" if "?" in path else "?"
         url: str | None = f"{path}{sep}per_page={PER_PAGE}"
         items: list[Any] = []
+        seen: set[str] = set()
         for _ in range(max_pages):
+            seen.add(self._url(url))
             resp = self.request("GET", url)
             if not isinstance(resp.data, list):
                 raise ApiError(f"GET {_path_of(url)}: the response is not a list")
             items.extend(resp.data)
             url = resp.next_url
             if not url:
+                return items
+            if self._url(url) in seen:  # a link back to a page read: the same items again
+                warning(f"GET {_path_of(path)}: a pagination link loops back; not followed")
                 return items
         warning(f"GET {_path_of(path)}: more than {max_pages} pages; the rest not read")
         return items
@@ -322,10 +351,27 @@ def _headers(message: Any) -> dict[str, str]:
 
 
 def _read_bounded(resp: Any, what: str) -> bytes:
-    data = resp.read(MAX_RESPONSE_BYTES + 1)
-    if len(data) > MAX_RESPONSE_BYTES:
+    """The response body: at most :data:`MAX_RESPONSE_BYTES`, read in 64 KiB pieces within
+    :data:`MAX_RESPONSE_SECONDS` (a slow drip is cut off).
+
+    Raises:
+        ApiError: a longer body, or one that takes longer.
+    """
+    deadline = time.monotonic() + MAX_RESPONSE_SECONDS
+    pieces: list[bytes] = []
+    size = 0
+    while size <= MAX_RESPONSE_BYTES:
+        piece = resp.read(min(65536, MAX_RESPONSE_BYTES + 1 - size))
+        if not piece:
+            break
+        pieces.append(piece)
+        size += len(piece)
+        if time.monotonic() > deadline and size <= MAX_RESPONSE_BYTES:
+            raise ApiError(f"{what}: the response took longer than "
+                           f"{MAX_RESPONSE_SECONDS:.0f} s to arrive")
+    if size > MAX_RESPONSE_BYTES:
         raise ApiError(f"{what}: the response is larger than {MAX_RESPONSE_BYTES // 2**20} MiB")
-    return data
+    return b"".join(pieces)
 
 
 def _path_of(url: str) -> str:
@@ -427,11 +473,19 @@ def finding_key(finding: dict[str, Any], path: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
+@functools.lru_cache(maxsize=16)
+def _folder_real(folder: str) -> str:
+    """:func:`os.path.realpath` of the working or workspace folder, once per step: a report
+    of a million findings took a minute in :func:`plan_comments` resolving the same two
+    folders for each (``tests/test_security_review_tools.py``)."""
+    return os.path.realpath(folder)
+
+
 def repo_path(path: str, root: str) -> str | None:
     """A report path (relative to the working directory) as a path in the repository (``/``
     separators), or ``None`` when it lies outside ``root``."""
-    full = os.path.normpath(os.path.join(os.path.realpath(os.getcwd()), path))
-    rel = os.path.relpath(full, os.path.realpath(root))  # the folders' links resolved alike
+    full = os.path.normpath(os.path.join(_folder_real(os.getcwd()), path))
+    rel = os.path.relpath(full, _folder_real(root))  # the folders' links resolved alike
     if rel == os.curdir or rel.startswith(os.pardir) or os.path.isabs(rel):
         return None
     return rel.replace(os.sep, "/")
@@ -605,16 +659,18 @@ def pull_request_of(event: Any, repository: str) -> PullRequest | None:
     head = pr.get("head") if isinstance(pr.get("head"), dict) else {}
     base = pr.get("base") if isinstance(pr.get("base"), dict) else {}
     head_sha = head.get("sha")
-    if not isinstance(number, int) or not isinstance(head_sha, str) or not _SHA.fullmatch(head_sha):
-        return None
+    if type(number) is not int or not 0 < number < 2**53 or not isinstance(head_sha, str) \
+            or not _SHA.fullmatch(head_sha):
+        return None  # a bool, a string ("7/../../x"), a negative or absurd number: no PR
     base_repo = (base.get("repo") or {}).get("full_name") if isinstance(base.get("repo"), dict) \
         else None
     head_repo = (head.get("repo") or {}).get("full_name") if isinstance(head.get("repo"), dict) \
         else None
     owner_repo = base_repo or repository
     if not isinstance(owner_repo, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+",
-                                                           owner_repo):
-        return None
+                                                           owner_repo) \
+            or any(part.strip(".") == "" for part in owner_repo.split("/")):
+        return None  # ``../..`` would make ``/repos/../../...`` another endpoint
     return PullRequest(owner_repo, number, head_sha,
                        from_fork=not isinstance(head_repo, str) or head_repo != owner_repo)
 

@@ -65,6 +65,14 @@ DEBOUNCE_SECONDS = 0.01
 time replaces it (so a burst of keystrokes is linted once, at its last version). Short: the
 changes of a burst are already in the pipe when the first is handled."""
 
+MAX_MESSAGE_BYTES = 256 * 2**20
+"""The largest JSON-RPC message body read, in bytes (a ``didOpen`` of a file far above
+``max-file-size``); a larger ``Content-Length`` is skipped (:class:`_BoundedStdin`)."""
+
+MAX_HEADER_LINE_BYTES = 65536
+"""The longest header line read at once (a longer one is read in pieces, none of which is a
+``Content-Length`` header)."""
+
 _SUFFIX_OF_LANGUAGE = {"python": ".py", "yaml": ".yaml", "json": ".json", "jsonc": ".json",
                        "jupyter": ".ipynb"}
 
@@ -142,16 +150,37 @@ class LintloraServer(LanguageServer):
         for warning in self.lint_session().take_warnings()[:8]:
             self.say(warning)
 
+    def open_document(self, uri: str) -> Any:
+        """The open text document ``uri`` (pygls' ``TextDocument``), or ``None``.
+
+        Never pygls' ``workspace.get_text_document`` for a URI the client did not open: it
+        makes a document whose ``source`` reads the file from disk, whole and unbounded
+        (``pygls/workspace/text_document.py``, ``pathlib.Path(self.path).read_text()``), so
+        a hover or a ``didChange`` naming ``file:///dev/zero`` or a FIFO would hang the
+        server, and one naming a file outside the workspace would lint it from disk (found
+        by ``tests/test_security_review_tools.py``). pygls keys open documents by the
+        unquoted URI (``Workspace.get_text_document``)."""
+        from urllib.parse import unquote
+
+        return self.workspace.text_documents.get(unquote(uri))
+
     def document_path(self, uri: str, language_id: str | None) -> tuple[str, bool]:
         """``(path, on_disk)``: the file path of a ``file:`` URI, else a made-up path in the
-        workspace named after the URI with the suffix of the document's language."""
+        workspace named after the URI with the suffix of the document's language.
+
+        ``on_disk`` is false for a file outside the workspace folder (symbolic links
+        resolved: ``file:///proj/../etc/x.py``, a link to ``/etc``, ``/dev/zero``), so no
+        launch script or other file is read for it there: only its buffer is linted. A path
+        the system cannot name (``%00``) is a made-up one."""
         path = None
         try:
             path = to_fs_path(uri) if uri.startswith("file:") else None
         except Exception:  # noqa: BLE001 - a malformed URI
             path = None
-        if path:
-            return path, True
+        if path and "\x00" not in path:
+            from lintlora.safeio import is_within
+
+            return path, self.root is None or is_within(path, self.root)
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in uri.split(":")[-1])[:64]
         suffix = _SUFFIX_OF_LANGUAGE.get((language_id or "").lower(), "")
         if kind_for(name) is None:
@@ -161,8 +190,11 @@ class LintloraServer(LanguageServer):
     # -- linting --
     def lint_uri(self, uri: str) -> _Linted | None:
         """Lint the open document ``uri`` now and publish its diagnostics."""
+        document = self.open_document(uri)
+        if document is None:  # not open (a change or save of a closed document): nothing read
+            self.linted.pop(uri, None)
+            return None
         try:
-            document = self.workspace.get_text_document(uri)
             text = document.source
             version = document.version
             path, on_disk = self.document_path(uri, document.language_id)
@@ -199,13 +231,14 @@ class LintloraServer(LanguageServer):
             code_texts: list[str] = []
             code_uris: list[str] = []
             for cell in notebook.cells[:10_000]:
-                document = self.workspace.get_text_document(cell.document)
-                is_code = cell.kind == types.NotebookCellKind.Code and \
-                    (document.language_id or "python") == "python"
-                cells.append((is_code, document.source))
+                document = self.open_document(cell.document)  # a cell never opened: empty
+                source = document.source if document is not None else ""
+                language = (document.language_id if document is not None else None) or "python"
+                is_code = cell.kind == types.NotebookCellKind.Code and language == "python"
+                cells.append((is_code, source))
                 cells_uris.append(cell.document)
                 if is_code:
-                    code_texts.append(document.source)
+                    code_texts.append(source)
                     code_uris.append(cell.document)
             text = notebook_json(cells)
             path, on_disk = self.document_path(uri, "jupyter")
@@ -248,10 +281,10 @@ class LintloraServer(LanguageServer):
                 self.lint_notebook(linted.notebook[0])
                 linted = self.linted.get(uri)
             return linted
-        try:
-            version = self.workspace.get_text_document(uri).version
-        except Exception:  # noqa: BLE001
-            return linted
+        document = self.open_document(uri)
+        if document is None:
+            return None  # not open: nothing is read from disk for it
+        version = document.version
         if linted is None or linted.version != version:
             self.pending.pop(uri, None)
             linted = self.lint_uri(uri)
@@ -518,11 +551,42 @@ def _cell_actions(linted: _Linted, params: types.CodeActionParams, only: list[st
     return actions
 
 
+class _BoundedStdin:
+    """Standard input for pygls' stdio reader (``pygls/io_.py`` ``StdinAsyncReader`` calls
+    ``readline()`` and ``read(n)`` with ``n`` the frame's ``Content-Length``), bounded.
+
+    pygls reads ``n`` bytes in one ``read`` call, and Python allocates them first: a frame
+    announcing ``Content-Length: 100000000000`` ended the server with a ``MemoryError``, and
+    ``2**63`` with an ``OverflowError`` (``tests/test_security_review_tools.py``). A body over
+    :data:`MAX_MESSAGE_BYTES` is read and dropped in 1 MiB pieces (memory stays bounded and the
+    stream stays in step with its frames) and is handed on as ``null``, which pygls logs as a
+    message it cannot handle, going on with the next one. A header line is read at most
+    :data:`MAX_HEADER_LINE_BYTES` at a time."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def readline(self) -> bytes:
+        return self.raw.readline(MAX_HEADER_LINE_BYTES)
+
+    def read(self, n: int) -> bytes:
+        if n <= MAX_MESSAGE_BYTES:
+            return self.raw.read(n)
+        logger.error("a message of %d bytes (more than %d) skipped", n, MAX_MESSAGE_BYTES)
+        left = n
+        while left > 0:
+            piece = self.raw.read(min(left, 2**20))
+            if not piece:
+                return b""  # the end of input: pygls ends its loop, as at any end
+            left -= len(piece)
+        return b"null"
+
+
 def main() -> int:
     """Serve over stdio until the client's ``exit``; returns the exit status."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     server = make_server()
-    server.start_io()
+    server.start_io(stdin=_BoundedStdin(sys.stdin.buffer))
     # pygls closed standard output with the connection: later flushes (the CLI's at its end)
     # must not fail on it
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process

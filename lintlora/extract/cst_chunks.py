@@ -22,8 +22,10 @@ positions: :mod:`lintlora.extract._cstpos`; the same statements and expressions)
   module's header); the last chunk's ``footer`` is the module's;
 - the same chunk text twice in one file is parsed twice (nodes are keyed by identity);
 - anything else falls back to the whole-file parse: a text CPython does not parse (LibCST
-  may accept newer syntax, or names the error), a lone ``\\r`` line break, a chunk with a
-  footer in the middle, any exception.
+  may accept newer syntax, or names the error), a lone ``\\r`` line break, ``\\r\\n`` mixed
+  with ``\\n``, a byte order mark, a form feed in an indentation, a chunk whose first indented
+  line is not indented like the file's first (:func:`_whole_file_only`, :func:`_cuts`), a
+  chunk with a footer or without its final line break in the middle, any exception.
 
 ``tests/test_cst_chunks.py`` checks that the rebuilt module's code is the text and that its
 nodes' positions and the extraction of every Python fixture equal the whole-file parse's.
@@ -82,8 +84,8 @@ class ChunkParser:
     def _stitched(self, source: str) -> Any:
         import libcst as cst
 
-        if "\r" in source.replace("\r\n", ""):
-            return None  # a lone \r: a line break for LibCST, not for this splitter
+        if _whole_file_only(source):
+            return None
         lines = source.split("\n")
         newline = "\r\n" if "\r\n" in source[:source.find("\n") + 1] else "\n"
         cuts, indent = _cuts(source, lines)
@@ -111,7 +113,10 @@ class ChunkParser:
             used.add(piece)
             if not chunk.body:
                 return None
-            if chunk.footer and k + 1 < len(pieces):
+            if (chunk.footer or not chunk.has_trailing_newline) and k + 1 < len(pieces):
+                # a footer in the middle; or a chunk LibCST reads as ending without its line
+                # break (``x = 1  # \\`` at a chunk's end: the comment's backslash taken for a
+                # continuation at the end of input), whose positions would end a line early
                 return None
             statements_of = list(chunk.body)
             replaced = None
@@ -200,6 +205,24 @@ class ChunkParser:
         return entry
 
 
+def _whole_file_only(source: str) -> bool:
+    """Whether ``source`` has what the chunks cannot rebuild as the whole-file parse does
+    (found by ``tests/test_security_review_tools.py``, group chunks):
+
+    - a lone ``\\r`` line break (a line break for LibCST, not for this splitter);
+    - both ``\\r\\n`` and a lone ``\\n``: LibCST takes ``default_newline`` from the file's
+      first line break and keeps the other kind on each line, but a chunk parsed with the
+      file's ``default_newline`` loses the other kind (its own first break decides there);
+    - a byte order mark (LibCST drops it from the code: the module's range then differs).
+    """
+    without_crlf = source.replace("\r\n", "")
+    if "\r" in without_crlf:
+        return True
+    if "\n" in without_crlf and len(without_crlf) != len(source):
+        return True
+    return source.startswith("\ufeff")
+
+
 _TOKEN = re.compile(r'#[^\n]*|[rRbBuUfFtT]{0,2}(?:\'\'\'|"""|\'|")|[()\[\]{}]|\\\r?\n|\n')
 """What the splitter follows: comments, string openings (with their prefixes), brackets, a
 backslash-newline continuation, line breaks."""
@@ -282,6 +305,7 @@ def _cuts(source: str, lines: list[str]) -> tuple[list[int] | None, str]:
     indent = None
     previous_code = -1  # the last line holding code
     previous_start = ""  # the last code line at column 0
+    chunk_indented = False  # whether the current chunk has an indented code line yet
     for number, text in enumerate(lines):
         stripped = text.lstrip(" \t\f")
         if not stripped.strip("\r") or stripped.startswith("#"):
@@ -291,14 +315,25 @@ def _cuts(source: str, lines: list[str]) -> tuple[list[int] | None, str]:
             continue
         lead = text[:len(text) - len(stripped)]
         if lead:
+            if "\f" in lead:
+                return None, "    "  # a form feed resets the indentation: the whole file
             if indent is None:
                 indent = lead
+            if not chunk_indented:
+                # LibCST takes a block's ``indent`` relative to the first indentation of the
+                # text it parses (``config.default_indent`` does not change that), so a chunk
+                # whose first indented line is not indented like the file's first one would
+                # lose its own indentation: the whole file is parsed instead
+                if lead != indent:
+                    return None, "    "
+                chunk_indented = True
         else:
             if number > 0 and not _CLAUSES.match(stripped) and not previous_start.startswith("@"):
                 first = previous_code + 1
                 if first > 0 and all(lines[k].startswith("#") or lines[k] in ("", "\r")
                                      for k in range(first, number)):
                     cuts.append(first)
+                    chunk_indented = False
             previous_start = stripped
         previous_code = number
     return cuts, indent or "    "
