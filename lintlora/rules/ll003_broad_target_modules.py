@@ -46,7 +46,7 @@ from lintlora.rules import _fixops as ops
 from lintlora.rules._text import count, gib, join_words
 from lintlora.rules.base import Rule
 from lintlora.target_regex import compile_target_pattern
-from lintlora.training_setup import Setting, TrainingSetup
+from lintlora.training_setup import Origin, Setting, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -234,6 +234,21 @@ FIX_SAVES = "drop the layers from modules_to_save"
 """The modules_to_save fix's title: the list written in the call without the embedding/output
 layers (``None`` when nothing is left). Unsafe: it changes what trains."""
 
+FIX_SWITCH = "turn the output layer's adapter off"
+"""The torchtune/litgpt fix's title: the config's own switch (``model.apply_lora_to_output``,
+``lora_head``) set to false where it is written (the config's key, its spelling of booleans
+kept). Unsafe: it changes what trains."""
+
+
+def _switch_fix(setup: TrainingSetup, own_switch: tuple[str, str, str]) -> Fix | None:
+    """``yaml_set`` of the output-layer switch to false, when the config writes it itself (its
+    :class:`Setting` in ``Lora.extra``, whose ``expr`` is the key path)."""
+    switch = setup.lora.extra.get(own_switch[2]) if setup.lora is not None else None
+    if not isinstance(switch, Setting) or switch.span is None or not switch.expr \
+            or switch.origin is not Origin.LITERAL:
+        return None
+    return ops.make_fix(FIX_SWITCH, FixSafety.UNSAFE, [ops.yaml_set(setup, switch.expr, "false", switch)])
+
 
 def _list_fix(setup: TrainingSetup, setting: Setting, value: Any, title: str) -> Fix | None:
     """The list written in the LoraConfig call replaced by ``value`` (Python only)."""
@@ -247,7 +262,7 @@ class BroadTargetModules(Rule):
     """Adapters (or full copies) on the embedding/output layers (see the module docstring)."""
 
     code = "LL003"
-    fixes = {FIX_TARGETS: FixSafety.UNSAFE, FIX_SAVES: FixSafety.UNSAFE}
+    fixes = {FIX_TARGETS: FixSafety.UNSAFE, FIX_SAVES: FixSafety.UNSAFE, FIX_SWITCH: FixSafety.UNSAFE}
     name = "broad-target-modules"
     severity = Severity.WARNING
     summary = "target_modules or modules_to_save that train the embedding or output layer"
@@ -389,7 +404,8 @@ class BroadTargetModules(Rule):
                 span = switch.span
         return self.finding(
             context, setup, span, " ".join(parts), fix=fix, fixed_setup=fixed, severity=severity,
-            autofix=None if own_switch is not None else _list_fix(setup, targets, fixed_targets, FIX_TARGETS),
+            autofix=_switch_fix(setup, own_switch) if own_switch is not None
+            else _list_fix(setup, targets, fixed_targets, FIX_TARGETS),
         )
 
     # ---- shared wording ----------------------------------------------------------------------------
