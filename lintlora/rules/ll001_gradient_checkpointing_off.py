@@ -297,12 +297,19 @@ def _written_off(trainer: Setting) -> bool:
     return trainer.known and trainer.origin not in (Origin.LIBRARY_DEFAULT, Origin.LAUNCH)
 
 
-def _autofix(setup: TrainingSetup, fact: facts.Fact, frozen: bool, known_model: bool = True) -> Fix | None:
+def _autofix(setup: TrainingSetup, fact: facts.Fact, frozen: bool, known_model: bool = True,
+             kwargs_ok: bool = True) -> Fix | None:
     """The fix as source changes (issue 17), or ``None`` where no edit is right: a reset under
     a condition, a ``gradient_checkpointing_disable()`` call, ``set_training(...)``, unsloth,
     litgpt, a store-true option (no default to replace), or a value lintlora could not
     resolve. ``known_model``: lintlora has the model's architecture; when it has not, a value
-    the file writes off is turned on only as an unsafe fix (:data:`FIX_WRITTEN_OFF`)."""
+    the file writes off is turned on only as an unsafe fix (:data:`FIX_WRITTEN_OFF`).
+    ``kwargs_ok``: the transformers release accepts ``gradient_checkpointing_kwargs``
+    (:func:`~lintlora.rules._fixops.checkpointing_kwargs_supported`); on an older one a
+    script with a frozen base gets no fix (its reentrant checkpointing needs inputs that
+    require grad, which is no one edit; the prose fix stays)."""
+    if frozen and not kwargs_ok and setup.kind in ("python", "notebook"):
+        return None
     fix = _autofix_ops(setup, fact, frozen)
     trainer = setup.get("training.gradient_checkpointing")
     if fix is not None and not known_model and fix.title == FIX_ON and _written_off(trainer):
@@ -495,7 +502,8 @@ class GradientCheckpointingOff(Rule):
             context, setup, span, " ".join(parts),
             fix=_fix_text(setup, fact, frozen), fixed_setup=fixed, severity=severity, rests_on=rests_on,
             related=_related(setup, fact),
-            autofix=_autofix(setup, fact, frozen, known_model=context.architecture(setup) is not None),
+            autofix=_autofix(setup, fact, frozen, known_model=context.architecture(setup) is not None,
+                             kwargs_ok=ops.checkpointing_kwargs_supported(context, setup)),
         )
 
 
