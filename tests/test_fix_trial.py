@@ -74,6 +74,7 @@ CASES = [
     ("torchtune_mistral_7B_lora_single_device.yaml", ("--gpu", "a100-80gb", "--unsafe-fixes"),
      {"LL003"}),
     ("litgpt_gemma_2b_lora.yaml", ("--gpu", "a100-80gb", "--unsafe-fixes"), {"LL003"}),
+    ("axolotl_lfm2_vl_lora.yaml", ("--gpu", "t4"), set()),
 ]
 
 
@@ -203,3 +204,16 @@ def test_a_yaml_boolean_keeps_the_files_spelling(before, after):
     op = EditOp("yaml_set", Span("c.yaml", 1, 1), value, "enable_activation_checkpointing")
     fixed = fixing.apply_edits(text, fixing.resolve(Fix("t", FixSafety.SAFE, (op,)), text, "yaml"))
     assert fixed == f"enable_activation_checkpointing: {after}  # True reduces memory\n"
+
+
+def test_axolotl_attn_implementation_becomes_sdpa_not_false(tmp_path, monkeypatch):
+    """axolotl examples write ``attn_implementation: flash_attention_2`` (the current key; 190
+    of its example configs): on a T4 the fix is ``attn_implementation: sdpa``. It used to write
+    ``attn_implementation: false`` plus ``sdp_attention: true`` (the legacy flag's fix), which is
+    no attention implementation."""
+    folder = _project(tmp_path, "axolotl_lfm2_vl_lora.yaml")
+    findings = _findings(monkeypatch, folder, "--gpu", "t4", "axolotl_lfm2_vl_lora.yaml")
+    (attn,) = [f for f in findings if f["code"] == "LL010" and "FlashAttention" in f["message"]]
+    assert attn["message"].startswith("attn_implementation: flash_attention_2 on ")
+    assert "attn_implementation: sdpa" in attn["fix"]
+    assert [e["new_text"] for e in attn["autofix"]["edits"]] == ["sdpa"]

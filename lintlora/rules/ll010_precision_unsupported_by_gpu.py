@@ -170,11 +170,20 @@ def _tf32_fix(setup: TrainingSetup, tf32: Setting) -> Fix | None:
     return ops.make_fix(FIX_TF32, FixSafety.SAFE, [ops.remove_keyword(call, setup.path, "tf32", tf32)])
 
 
+def _axolotl_flag(attn: Setting) -> bool:
+    """Whether an axolotl config chose FlashAttention with the legacy boolean ``flash_attention:
+    true`` rather than ``attn_implementation: flash_attention_2`` (axolotl's current key,
+    ``src/axolotl/utils/schemas/config.py`` at 067b021: the booleans are deprecated and mapped
+    to it). The fix of the key is ``attn_implementation: sdpa``; ``false`` there is no
+    attention implementation at all."""
+    return attn.expr == "flash_attention"
+
+
 def _sdpa_fix(setup: TrainingSetup, attn: Setting) -> Fix | None:
     if setup.kind in ("yaml", "json"):
         if attn.origin is not Origin.LITERAL or not attn.expr:
             return None
-        if setup.framework == "axolotl":
+        if setup.framework == "axolotl" and _axolotl_flag(attn):
             return ops.make_fix(FIX_SDPA, FixSafety.SAFE, [ops.yaml_set(setup, attn.expr, "false", attn),
                                                            ops.yaml_set(setup, "sdp_attention", "true")])
         return ops.make_fix(FIX_SDPA, FixSafety.SAFE, [ops.yaml_set(setup, attn.expr, "sdpa", attn)])
@@ -309,7 +318,7 @@ class PrecisionUnsupportedByGpu(Rule):
         impl = attn.value
         config = setup.kind in ("yaml", "json")
         key = attn.expr if config and attn.expr else None
-        if setup.framework == "axolotl" and config:
+        if setup.framework == "axolotl" and config and _axolotl_flag(attn):
             what = "flash_attention: true"
         elif setup.framework == "llama-factory" and config:
             what = f"flash_attn: {'fa2' if impl == 'flash_attention_2' else 'fa3'}"
@@ -331,7 +340,8 @@ class PrecisionUnsupportedByGpu(Rule):
                      "is not installed)")
         message = f"{what} on {_capability(gpu)}: {name} has kernels only for 8.0 and newer; {when}."
         severity, message = _launch(severity, message, [attn])
-        fix = {"axolotl": "Use `sdp_attention: true` instead of `flash_attention: true`.",
+        fix = {"axolotl": "Use `sdp_attention: true` instead of `flash_attention: true`." if _axolotl_flag(attn)
+               else None,
                "llama-factory": "Use `flash_attn: sdpa` (or `auto`)."}.get(setup.framework) if config else None
         if fix is None:
             fix = ('Use attn_implementation="sdpa" (PyTorch\'s scaled-dot-product attention, whose '
