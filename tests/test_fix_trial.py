@@ -12,6 +12,7 @@ real file shows it could break the run, and fixes that must not be offered at al
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -75,6 +76,7 @@ CASES = [
      {"LL003"}),
     ("litgpt_gemma_2b_lora.yaml", ("--gpu", "a100-80gb", "--unsafe-fixes"), {"LL003"}),
     ("axolotl_lfm2_vl_lora.yaml", ("--gpu", "t4"), set()),
+    ("grpo_qwen3_vl_fp16_t4.ipynb", ("--gpu", "t4", "--unsafe-fixes"), {"LL017", "LL004"}),
 ]
 
 
@@ -217,3 +219,23 @@ def test_axolotl_attn_implementation_becomes_sdpa_not_false(tmp_path, monkeypatc
     assert attn["message"].startswith("attn_implementation: flash_attention_2 on ")
     assert "attn_implementation: sdpa" in attn["fix"]
     assert [e["new_text"] for e in attn["autofix"]["edits"]] == ["sdpa"]
+
+
+def test_trl_config_with_fp16_is_not_reported_as_bf16(tmp_path, monkeypatch):
+    """GRPOConfig(fp16=True) leaves bf16 unset, which TRL derives as ``not fp16`` (False) for
+    every TRL config, not SFTConfig alone: no LL010 "bfloat16 on a T4" finding."""
+    folder = _project(tmp_path, "grpo_qwen3_vl_fp16_t4.ipynb")
+    findings = _findings(monkeypatch, folder, "--gpu", "t4", "grpo_qwen3_vl_fp16_t4.ipynb")
+    assert not [f for f in findings if f["code"] == "LL010"]
+
+
+def test_float32_fix_of_a_trl_config_writes_bf16_false_and_settles_in_one_pass(tmp_path, monkeypatch):
+    """LL017's float32 fix removed ``fp16=True`` from a GRPOConfig; TRL then turns bf16 on, so
+    LL014 set the 4-bit compute dtype back to 16 bits and LL017 to float32 again, pass after
+    pass. With ``bf16=False`` written the run is float32 and the fixes agree."""
+    folder = _project(tmp_path, "grpo_qwen3_vl_fp16_t4.ipynb")
+    result = _invoke(monkeypatch, folder, "--fix", "--unsafe-fixes", "--show-fixes", "--gpu", "t4",
+                     "grpo_qwen3_vl_fp16_t4.ipynb")
+    applied = [line for line in result.stderr.splitlines() if line.startswith("  ") and " LL0" in line]
+    assert sorted(re.search(r" (LL\d{3}) ", line).group(1) for line in applied) == ["LL004", "LL017"]
+    assert "Fixes not applied" not in result.stderr

@@ -69,7 +69,8 @@ def _fp32_setup(setup: TrainingSetup, uses: list[facts.Use]) -> TrainingSetup:
 FIX_FP32 = "train in float32"
 """The fix's title (a GPU without bfloat16): every float16 use of the finding switched to
 float32 where it is written (``fp16=True`` removed, ``torch.float16`` dtypes
-``torch.float32``, a config's ``fp16:`` false). Unsafe: it changes the numerics and doubles the
+``torch.float32``, a config's ``fp16:`` false; in a TRL config that leaves ``bf16`` unset,
+``bf16=False`` too). Unsafe: it changes the numerics and doubles the
 weights' memory."""
 
 
@@ -98,7 +99,25 @@ def _autofix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
             edits.append(_dtype32(use.call.args.get("dtype"), setup.path, strings=False))
         else:
             edits.append(None)
+    edits += _trl_bf16_off(setup, uses)
     return ops.make_fix(FIX_FP32, FixSafety.UNSAFE, edits)
+
+
+def _trl_bf16_off(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | None]:
+    """``bf16=False`` written when the fix turns ``fp16`` off in a TRL config that leaves
+    ``bf16`` unset: TRL derives it as ``not fp16`` (trl ``trl/trainer/base_config.py``
+    ``_BaseConfig.__post_init__``), so without it the run would train in bfloat16, not float32
+    (on a GPU without bfloat16), and LL014 would ask the 4-bit compute dtype back to 16 bits
+    (trl examples/notebooks/grpo_qwen3_vl.ipynb at f2cd577: the two fixes undid each other on
+    every pass)."""
+    bf16 = setup.get("training.bf16")
+    if setup.framework != "trl" or bf16.origin is not Origin.LIBRARY_DEFAULT \
+            or not any(u.path == "training.fp16" for u in uses):
+        return []
+    if setup.kind in ("yaml", "json"):
+        return [ops.yaml_set(setup, bf16.expr or "bf16", "false", bf16)]
+    call = setup.training.span if setup.training is not None else None
+    return [ops.set_keyword(call, setup.path, "bf16", "False", bf16)]
 
 
 class Fp16OverflowModel(Rule):
