@@ -239,3 +239,18 @@ def test_float32_fix_of_a_trl_config_writes_bf16_false_and_settles_in_one_pass(t
     applied = [line for line in result.stderr.splitlines() if line.startswith("  ") and " LL0" in line]
     assert sorted(re.search(r" (LL\d{3}) ", line).group(1) for line in applied) == ["LL004", "LL017"]
     assert "Fixes not applied" not in result.stderr
+
+
+def test_no_launch_fix_when_an_expression_of_the_option_turns_checkpointing_off(tmp_path, monkeypatch):
+    """peft examples/sft: ``training_args.gradient_checkpointing = training_args.
+    gradient_checkpointing and not model_args.use_unsloth`` with ``--gradient_checkpointing
+    True`` in the launch. The launch fix offered ``--gradient_checkpointing True`` in place of
+    itself (no change, "Fixed 0 problems"); the option is not what turns it off: no fix."""
+    folder = _project(tmp_path, "peft_sft_unsloth") / "peft_sft_unsloth"
+    (finding,) = [f for f in _findings(monkeypatch, folder, "--gpu", "rtx4090", "train.py")
+                  if f["code"] == "LL001"]
+    assert "autofix" not in finding
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    result = _invoke(monkeypatch, folder, "--fix", "--unsafe-fixes", "--gpu", "rtx4090", "train.py")
+    assert "Fixed 0 problems" in result.stderr and "fixable" not in result.stderr
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before

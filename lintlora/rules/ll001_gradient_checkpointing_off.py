@@ -340,6 +340,11 @@ def _autofix_ops(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> Fix | 
     if fact.span != (trainer.span or trainer.key_span) and trainer.origin is not Origin.LIBRARY_DEFAULT \
             and fact.span != setup.training.span:
         return None
+    if trainer.origin is Origin.LAUNCH and trainer.expr and not re.fullmatch(r"[\w.\-]+", trainer.expr):
+        # the value is an expression of the launch option (`args.gc and not args.use_unsloth`,
+        # huggingface/peft examples/sft/train.py at 5d602fd, launched with `--gradient_checkpointing
+        # True`): the option is not what turns it off, and setting it again changes nothing
+        return None
     safety, title = FixSafety.SAFE, FIX_ON
     if trainer.origin is Origin.LAUNCH:
         first = ops.launch_set(trainer, "--gradient_checkpointing", "True", setup)
