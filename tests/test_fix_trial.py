@@ -77,6 +77,7 @@ CASES = [
     ("litgpt_gemma_2b_lora.yaml", ("--gpu", "a100-80gb", "--unsafe-fixes"), {"LL003"}),
     ("axolotl_lfm2_vl_lora.yaml", ("--gpu", "t4"), set()),
     ("grpo_qwen3_vl_fp16_t4.ipynb", ("--gpu", "t4", "--unsafe-fixes"), {"LL017", "LL004"}),
+    ("llama_factory_qwen3_lora_sft.yaml", ("--gpu", "t4", "--unsafe-fixes"), {"LL010"}),
 ]
 
 
@@ -254,3 +255,17 @@ def test_no_launch_fix_when_an_expression_of_the_option_turns_checkpointing_off(
     result = _invoke(monkeypatch, folder, "--fix", "--unsafe-fixes", "--gpu", "rtx4090", "train.py")
     assert "Fixed 0 problems" in result.stderr and "fixable" not in result.stderr
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_bf16_on_a_t4_config_has_an_unsafe_float16_fix(tmp_path, monkeypatch):
+    """LLaMA-Factory examples/train_lora/qwen3_lora_sft.yaml writes ``bf16: true``: on a T4 the
+    most common finding left after ``--fix`` (LL010, 52 LLaMA-Factory and 66 axolotl example
+    configs) had no edit. It now has the prose fix's edit, unsafe: ``bf16: false`` and
+    ``fp16: true``; on Qwen3 LL017 then asks float32, and the two settle in one run."""
+    folder = _project(tmp_path, "llama_factory_qwen3_lora_sft.yaml")
+    (bf16,) = [f for f in _findings(monkeypatch, folder, "--gpu", "t4", "llama_factory_qwen3_lora_sft.yaml")
+               if f["code"] == "LL010"]
+    assert bf16["autofix"]["safety"] == "unsafe"
+    assert [e["new_text"].strip() for e in bf16["autofix"]["edits"]] == ["false", "fp16: true"]
+    result = _invoke(monkeypatch, folder, "--fix", "--gpu", "t4", "llama_factory_qwen3_lora_sft.yaml")
+    assert "1 more fixable with --unsafe-fixes" in result.stderr or "more fixable" in result.stderr

@@ -161,6 +161,32 @@ FIX_SDPA = "use sdpa attention"
 (LLaMA-Factory ``flash_attn: sdpa``; axolotl ``flash_attention: false`` with
 ``sdp_attention: true``)."""
 
+FIX_FP16 = "train in float16"
+"""The bfloat16 fix's title: the ``bf16`` flag the file writes switched to float16 (``bf16=True``
+renamed ``fp16=True``; a config's ``bf16: false`` with ``fp16: true``, axolotl's and
+LLaMA-Factory's keys), where that flag is the only bfloat16 use. Unsafe: float16 has less range
+(LL017's families overflow it) and needs loss scaling."""
+
+
+def _fp16_fix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
+    """:data:`FIX_FP16`'s edits, or ``None`` where it is not one flag written in the file (a
+    dtype, an autocast, a launch value), or torchtune/litgpt (their fixes are other keys)."""
+    if len(uses) != 1 or uses[0].path != "training.bf16" or uses[0].setting is None:
+        return None
+    bf16, fp16 = uses[0].setting, setup.get("training.fp16")
+    if bf16.origin is not Origin.LITERAL or fp16.origin is Origin.LAUNCH:
+        return None
+    if setup.kind in ("yaml", "json"):
+        if setup.framework not in ("axolotl", "llama-factory") or not bf16.expr:
+            return None
+        return ops.make_fix(FIX_FP16, FixSafety.UNSAFE, [
+            ops.yaml_set(setup, bf16.expr, "false", bf16),
+            ops.yaml_set(setup, "fp16", "true", fp16 if fp16.span is not None else None)])
+    if fp16.origin is not Origin.LIBRARY_DEFAULT:
+        return None
+    call = setup.training.span if setup.training is not None else None
+    return ops.make_fix(FIX_FP16, FixSafety.UNSAFE, [ops.rename_keyword(call, setup.path, "bf16", "fp16", bf16)])
+
 
 def _tf32_fix(setup: TrainingSetup, tf32: Setting) -> Fix | None:
     if setup.kind in ("yaml", "json"):
@@ -194,7 +220,7 @@ class PrecisionUnsupportedByGpu(Rule):
     """bfloat16, TF32 or FlashAttention on a GPU older than Ampere (see the module docstring)."""
 
     code = "LL010"
-    fixes = {FIX_TF32: FixSafety.SAFE, FIX_SDPA: FixSafety.SAFE}
+    fixes = {FIX_TF32: FixSafety.SAFE, FIX_SDPA: FixSafety.SAFE, FIX_FP16: FixSafety.UNSAFE}
     name = "precision-unsupported-by-gpu"
     severity = Severity.WARNING
     summary = "bfloat16, TF32 or FlashAttention on a GPU below compute capability 8.0 (T4, V100, P100, RTX 20xx)"
@@ -244,7 +270,9 @@ class PrecisionUnsupportedByGpu(Rule):
                          if u.setting is not None and u.setting.origin.is_default)
         fixed = self._bf16_fixed(setup, uses) if setup.framework == "torchtune" else None
         yield self.finding(context, setup, uses[0].span, message, fix=self._bf16_fix(setup, uses, gpu),
-                           fixed_setup=fixed, severity=severity, rests_on=rests_on)
+                           fixed_setup=fixed, severity=severity, rests_on=rests_on,
+                           autofix=_fp16_fix(setup, uses) if setup.framework not in ("torchtune", "litgpt")
+                           else None)
 
     @staticmethod
     def _bf16_fix(setup: TrainingSetup, uses: list[facts.Use], gpu: "Gpu") -> str:
