@@ -110,8 +110,8 @@ _ORIGINAL_CELLS: dict[str, list[bool]] = {}
 def _parses_original_cell(path: str, index: int) -> bool:
     """Whether code cell ``index`` of the original notebook parsed (a cell that never parsed
     is not the fix's fault)."""
-    return _ORIGINAL_CELLS.get(path, [True] * (index + 1))[index] if index < len(
-        _ORIGINAL_CELLS.get(path, [])) else True
+    flags = _ORIGINAL_CELLS.get(path)
+    return True if flags is None or index >= len(flags) else flags[index]
 
 
 def _cell_parses(path: str, text: str) -> None:
