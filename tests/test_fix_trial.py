@@ -78,6 +78,7 @@ CASES = [
     ("axolotl_lfm2_vl_lora.yaml", ("--gpu", "t4"), set()),
     ("grpo_qwen3_vl_fp16_t4.ipynb", ("--gpu", "t4", "--unsafe-fixes"), {"LL017", "LL004"}),
     ("llama_factory_qwen3_lora_sft.yaml", ("--gpu", "t4", "--unsafe-fixes"), {"LL010"}),
+    ("grpo_trl_lora_qlora_t4.ipynb", ("--gpu", "t4", "--unsafe-fixes"), {"LL017", "LL010", "LL004"}),
 ]
 
 
@@ -230,13 +231,14 @@ def test_trl_config_with_fp16_is_not_reported_as_bf16(tmp_path, monkeypatch):
     assert not [f for f in findings if f["code"] == "LL010"]
 
 
-def test_float32_fix_of_a_trl_config_writes_bf16_false_and_settles_in_one_pass(tmp_path, monkeypatch):
-    """LL017's float32 fix removed ``fp16=True`` from a GRPOConfig; TRL then turns bf16 on, so
-    LL014 set the 4-bit compute dtype back to 16 bits and LL017 to float32 again, pass after
-    pass. With ``bf16=False`` written the run is float32 and the fixes agree."""
-    folder = _project(tmp_path, "grpo_qwen3_vl_fp16_t4.ipynb")
-    result = _invoke(monkeypatch, folder, "--fix", "--unsafe-fixes", "--show-fixes", "--gpu", "t4",
-                     "grpo_qwen3_vl_fp16_t4.ipynb")
+@pytest.mark.parametrize("name", ["grpo_qwen3_vl_fp16_t4.ipynb", "grpo_trl_lora_qlora_t4.ipynb"])
+def test_float32_fix_of_a_trl_config_writes_bf16_false_and_settles_in_one_pass(tmp_path, monkeypatch, name):
+    """LL017's float32 fix removed ``fp16=True`` from a GRPOConfig (or, with neither flag
+    written, left TRL's bf16 default on); TRL then trains in bf16, so LL014 set the 4-bit
+    compute dtype back to 16 bits and LL017 to float32 again, pass after pass ("Fixed 9
+    problems"). With ``bf16=False`` written the run is float32 and the fixes agree."""
+    folder = _project(tmp_path, name)
+    result = _invoke(monkeypatch, folder, "--fix", "--unsafe-fixes", "--show-fixes", "--gpu", "t4", name)
     applied = [line for line in result.stderr.splitlines() if line.startswith("  ") and " LL0" in line]
     assert sorted(re.search(r" (LL\d{3}) ", line).group(1) for line in applied) == ["LL004", "LL017"]
     assert "Fixes not applied" not in result.stderr

@@ -104,15 +104,18 @@ def _autofix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
 
 
 def _trl_bf16_off(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | None]:
-    """``bf16=False`` written when the fix turns ``fp16`` off in a TRL config that leaves
+    """``bf16=False`` written when the fix turns float16 off in a TRL config that leaves
     ``bf16`` unset: TRL derives it as ``not fp16`` (trl ``trl/trainer/base_config.py``
     ``_BaseConfig.__post_init__``), so without it the run would train in bfloat16, not float32
     (on a GPU without bfloat16), and LL014 would ask the 4-bit compute dtype back to 16 bits
     (trl examples/notebooks/grpo_qwen3_vl.ipynb at f2cd577: the two fixes undid each other on
     every pass)."""
     bf16 = setup.get("training.bf16")
-    if setup.framework != "trl" or bf16.origin is not Origin.LIBRARY_DEFAULT \
-            or not any(u.path == "training.fp16" for u in uses):
+    if setup.framework != "trl" or bf16.origin is not Origin.LIBRARY_DEFAULT:
+        return []
+    # the default is on already (neither flag written: grpo_trl_lora_qlora.ipynb, whose
+    # float16 use is the 4-bit compute dtype), or turns on once fp16 is removed
+    if bf16.value is not True and not any(u.path == "training.fp16" for u in uses):
         return []
     if setup.kind in ("yaml", "json"):
         return [ops.yaml_set(setup, bf16.expr or "bf16", "false", bf16)]
