@@ -260,14 +260,24 @@ def test_no_launch_fix_when_an_expression_of_the_option_turns_checkpointing_off(
 
 
 def test_bf16_on_a_t4_config_has_an_unsafe_float16_fix(tmp_path, monkeypatch):
-    """LLaMA-Factory examples/train_lora/qwen3_lora_sft.yaml writes ``bf16: true``: on a T4 the
-    most common finding left after ``--fix`` (LL010, 52 LLaMA-Factory and 66 axolotl example
-    configs) had no edit. It now has the prose fix's edit, unsafe: ``bf16: false`` and
-    ``fp16: true``; on Qwen3 LL017 then asks float32, and the two settle in one run."""
+    """``bf16: true`` on a T4 was the most common finding left after ``--fix`` (LL010: 52
+    LLaMA-Factory and 66 axolotl example configs) and had no edit. It now has the prose fix's
+    edit, unsafe: ``bf16: false`` with ``fp16: true`` (axolotl examples/LiquidAI/lfm2-vl-lora.yaml,
+    an LFM2 model)..."""
+    folder = _project(tmp_path, "axolotl_lfm2_vl_lora.yaml")
+    (bf16,) = [f for f in _findings(monkeypatch, folder, "--gpu", "t4", "axolotl_lfm2_vl_lora.yaml")
+               if f["code"] == "LL010" and "bfloat16" in f["message"]]
+    assert (bf16["autofix"]["title"], bf16["autofix"]["safety"]) == ("train in float16", "unsafe")
+    # the config has an empty `fp16:` key: its value is set
+    assert [e["new_text"].strip() for e in bf16["autofix"]["edits"]] == ["false", "true"]
+
+
+def test_bf16_on_a_t4_for_a_family_that_overflows_float16_is_fixed_to_float32(tmp_path, monkeypatch):
+    """...but for Qwen3 (LLaMA-Factory examples/train_lora/qwen3_lora_sft.yaml) float16 would
+    trade LL010 for LL017 (trl examples/scripts/sft_gemma3.py went bf16=True -> fp16=True ->
+    removed, bf16=False appended, over two passes): the fix is ``bf16: false`` in place."""
     folder = _project(tmp_path, "llama_factory_qwen3_lora_sft.yaml")
     (bf16,) = [f for f in _findings(monkeypatch, folder, "--gpu", "t4", "llama_factory_qwen3_lora_sft.yaml")
                if f["code"] == "LL010"]
-    assert bf16["autofix"]["safety"] == "unsafe"
-    assert [e["new_text"].strip() for e in bf16["autofix"]["edits"]] == ["false", "fp16: true"]
-    result = _invoke(monkeypatch, folder, "--fix", "--gpu", "t4", "llama_factory_qwen3_lora_sft.yaml")
-    assert "1 more fixable with --unsafe-fixes" in result.stderr or "more fixable" in result.stderr
+    assert (bf16["autofix"]["title"], bf16["autofix"]["safety"]) == ("train in float32", "unsafe")
+    assert [e["new_text"] for e in bf16["autofix"]["edits"]] == ["false"]

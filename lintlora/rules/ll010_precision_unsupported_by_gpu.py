@@ -168,14 +168,27 @@ LLaMA-Factory's keys), where that flag is the only bfloat16 use. Unsafe: float16
 (LL017's families overflow it) and needs loss scaling."""
 
 
-def _fp16_fix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
-    """:data:`FIX_FP16`'s edits, or ``None`` where it is not one flag written in the file (a
-    dtype, an autocast, a launch value), or torchtune/litgpt (their fixes are other keys)."""
+FIX_FP32 = "train in float32"
+"""The bfloat16 fix's title for a family that overflows float16 (LL017's Gemma-2/3/4, Qwen2/2.5/3,
+T5): the written ``bf16`` flag set to false in place, the run in float32 (float16 would only
+trade LL010 for LL017). Unsafe: twice the weights' memory."""
+
+
+def _fp16_fix(setup: TrainingSetup, uses: list[facts.Use], arch: object = None) -> Fix | None:
+    """:data:`FIX_FP16`'s edits (:data:`FIX_FP32`'s for an overflowing family), or ``None``
+    where it is not one flag written in the file (a dtype, an autocast, a launch value), or
+    torchtune/litgpt (their fixes are other keys)."""
     if len(uses) != 1 or uses[0].path != "training.bf16" or uses[0].setting is None:
         return None
     bf16, fp16 = uses[0].setting, setup.get("training.fp16")
     if bf16.origin is not Origin.LITERAL or fp16.origin is Origin.LAUNCH:
         return None
+    if facts.overflow_family(setup, getattr(arch, "model_type", None)) is not None:
+        # trl examples/scripts/sft_gemma3.py at f2cd577: bf16=True on a T4 became fp16=True,
+        # then LL017's float32 fix removed it and appended bf16=False
+        op = ops.yaml_set(setup, bf16.expr, "false", bf16) if setup.kind in ("yaml", "json") and bf16.expr \
+            else None if setup.kind in ("yaml", "json") else ops.replace_value(bf16, setup.path, "False")
+        return ops.make_fix(FIX_FP32, FixSafety.UNSAFE, [op])
     if setup.kind in ("yaml", "json"):
         if setup.framework not in ("axolotl", "llama-factory") or not bf16.expr:
             return None
@@ -220,7 +233,8 @@ class PrecisionUnsupportedByGpu(Rule):
     """bfloat16, TF32 or FlashAttention on a GPU older than Ampere (see the module docstring)."""
 
     code = "LL010"
-    fixes = {FIX_TF32: FixSafety.SAFE, FIX_SDPA: FixSafety.SAFE, FIX_FP16: FixSafety.UNSAFE}
+    fixes = {FIX_TF32: FixSafety.SAFE, FIX_SDPA: FixSafety.SAFE, FIX_FP16: FixSafety.UNSAFE,
+             FIX_FP32: FixSafety.UNSAFE}
     name = "precision-unsupported-by-gpu"
     severity = Severity.WARNING
     summary = "bfloat16, TF32 or FlashAttention on a GPU below compute capability 8.0 (T4, V100, P100, RTX 20xx)"
@@ -271,8 +285,8 @@ class PrecisionUnsupportedByGpu(Rule):
         fixed = self._bf16_fixed(setup, uses) if setup.framework == "torchtune" else None
         yield self.finding(context, setup, uses[0].span, message, fix=self._bf16_fix(setup, uses, gpu),
                            fixed_setup=fixed, severity=severity, rests_on=rests_on,
-                           autofix=_fp16_fix(setup, uses) if setup.framework not in ("torchtune", "litgpt")
-                           else None)
+                           autofix=_fp16_fix(setup, uses, context.architecture(setup))
+                           if setup.framework not in ("torchtune", "litgpt") else None)
 
     @staticmethod
     def _bf16_fix(setup: TrainingSetup, uses: list[facts.Use], gpu: "Gpu") -> str:
