@@ -897,12 +897,18 @@ def _insert_after(op: EditOp, statement: Any, tree: _PyTree, path: str) -> list[
     end_line = lines.position(end)[0]
     if lines.position(end)[1] == 1 and end_line > 1:  # a compound statement ends after its break
         end_line -= 1
-    new_line = f"{indent}{op.text}"
-    # already there (a second --fix): the next statement line is the same text
+    # a text of several lines (a guarded call) is indented as a block: its first line at the
+    # statement's indentation, the others keeping their own indentation beyond it (four spaces
+    # become a tab where the statement is indented with tabs: no TabError)
+    body = op.text.split("\n")
+    if "\t" in indent:
+        body = [re.sub(r"^(    )+", lambda m: "\t" * (len(m.group(0)) // 4), b) for b in body]
+    new_line = nl.join(f"{indent}{b}" for b in body)
+    # already there (a second --fix): the next statement line is the text's first line
     following = end_line + 1
     while following <= lines.count and not lines.line_text(following).strip():
         following += 1
-    if following <= lines.count and lines.line_text(following).strip() == op.text.strip():
+    if following <= lines.count and lines.line_text(following).strip() == body[0].strip():
         return []
     insert_at = lines.line_end(end_line)
     if insert_at == len(text) and not text[insert_at - 1:insert_at] in ("\n", "\r"):
@@ -978,6 +984,11 @@ def _scalar_text(value: str, kind: str, old: Any = None) -> str:
             return "null"
         return value
     style = getattr(old, "style", None)
+    before = getattr(old, "value", None)
+    if isinstance(loaded, bool) and not style and isinstance(before, str) \
+            and before.lower() in ("true", "false") and before != before.lower():
+        # a boolean replaced keeps the file's spelling: torchtune's configs write `False`/`True`
+        return value.upper() if before.isupper() else value.capitalize()
     if not quoted and style in ("'", '"') and isinstance(loaded, str):
         if style == '"':
             return json.dumps(value, ensure_ascii=False)

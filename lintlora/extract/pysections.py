@@ -249,7 +249,9 @@ class SectionBuilders:
         msl = self.settings_of(args, complete, unresolved, ("max_seq_length",), defaults,
                                {"max_seq_length": ("max_seq_length", "max_length")})
         fields.update(msl)
-        if config_canon == "trl.SFTConfig" and "bf16" not in args and complete:
+        # every TRL config (SFTConfig, GRPOConfig, DPOConfig...) derives an unset bf16 from fp16
+        # (trl/trainer/base_config.py _BaseConfig.__post_init__: bf16 = not fp16)
+        if DEFAULTS_CLASS[config_canon] in ("SFTConfig", "TRLConfig") and "bf16" not in args and complete:
             fields["bf16"] = sft_bf16_default(fields.get("fp16", Setting()))
         extra = {}
         for name in extra_names:
@@ -380,7 +382,7 @@ class SectionBuilders:
         """TrainingArgs from a dataclass instance (``HfArgumentParser`` / ``TrlParser`` output
         or a local subclass of TrainingArguments instantiated directly)."""
         from lintlora.extract.defaults import sft_bf16_default
-        from lintlora.extract.pyresolve import Const, Obj, canonical
+        from lintlora.extract.pyresolve import DEFAULTS_CLASS, Const, Obj, canonical
 
         r = self.r
         cls = inst.data
@@ -419,7 +421,7 @@ class SectionBuilders:
             isinstance(ml, Unknown) else ml
         if lib in ("trl.SFTConfig",) or isinstance(pick, Const):
             fields["max_seq_length"] = self.setting(pick, None, None, "max_seq_length")
-        if lib == "trl.SFTConfig":
+        if DEFAULTS_CLASS.get(lib) in ("SFTConfig", "TRLConfig"):
             bf = r.getattr(inst, "bf16", None)
             if isinstance(bf, Const) and bf.origin is Origin.LIBRARY_DEFAULT:
                 fields["bf16"] = sft_bf16_default(fields.get("fp16", Setting()))

@@ -18,13 +18,31 @@ from lintlora.training_setup import Origin, Setting, Span, TrainingSetup
 
 __all__ = ["literal_span", "replace_value", "set_keyword", "remove_keyword", "rename_keyword",
            "yaml_set", "launch_set", "run_value", "make_fix", "written_in_call", "python_file", "torch_named",
-           "module_list_text", "replace_module_list"]
+           "module_list_text", "replace_module_list", "checkpointing_kwargs_supported"]
 
 _EDITABLE = (Origin.LITERAL, Origin.VARIABLE, Origin.ARGPARSE_DEFAULT, Origin.DATACLASS_DEFAULT,
              Origin.FUNCTION_DEFAULT)
 """Origins whose span is the literal the value was read from, in the file itself: the
 keyword's value, the assignment a variable resolves to, the parameter or option default."""
 
+
+CHECKPOINTING_KWARGS_SINCE = (4, 35)
+"""The transformers release that added ``gradient_checkpointing_kwargs``: to
+``TrainingArguments`` (huggingface/transformers#27068) and to ``PreTrainedModel.
+gradient_checkpointing_enable`` (huggingface/transformers#27020), both merged in October 2023
+and first released in v4.35.0. An older release raises ``TypeError: ... unexpected keyword
+argument 'gradient_checkpointing_kwargs'``."""
+
+
+def checkpointing_kwargs_supported(context: object, setup: TrainingSetup) -> bool:
+    """Whether the transformers release the run uses (``context.library_version``: a pin,
+    ``--assume-version``, else the current release) accepts ``gradient_checkpointing_kwargs``
+    (:data:`CHECKPOINTING_KWARGS_SINCE`); True when the release is unknown."""
+    used = context.library_version(setup, "transformers")  # type: ignore[attr-defined]
+    version = getattr(used, "version", None)
+    if version is None:
+        return True
+    return tuple(version.release[:2]) >= CHECKPOINTING_KWARGS_SINCE
 
 
 def python_file(setup: TrainingSetup) -> bool:

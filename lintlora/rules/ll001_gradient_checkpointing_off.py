@@ -43,6 +43,7 @@ Findings resting on the launch carry its line as a related location.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import TYPE_CHECKING, Iterable
 
@@ -277,14 +278,47 @@ arguments' keyword, the assignment, the option's default, the config key, the he
 FIX_LAUNCH = "turn gradient checkpointing on in the launch command"
 """The title when the value is one the launch passes (unsafe: it edits the launch script)."""
 
+FIX_WRITTEN_OFF = "turn gradient checkpointing on that the file turns off, for an unknown model"
+"""The title when the file itself writes checkpointing off (``gradient_checkpointing=False``, a
+config's ``false``) and lintlora has no architecture for the model: unsafe, since the author may
+have turned it off because the model cannot checkpoint (transformers' ``gradient_checkpointing_
+enable`` raises ``ValueError: ... does not support gradient checkpointing`` for a class whose
+``supports_gradient_checkpointing`` is False, ``src/transformers/modeling_utils.py``; trl
+``examples/notebooks/sft_nemotron_3.ipynb`` at f2cd577 writes ``gradient_checkpointing=False,
+# NemotronH does not support gradient checkpointing``). A catalogued architecture, or a value
+left at the library default, keeps the safe fix."""
+
 _KWARGS = '{"use_reentrant": False}'
 
 
-def _autofix(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> Fix | None:
+def _written_off(trainer: Setting) -> bool:
+    """Whether the checkpointing value is one the file writes (not a library default, not a
+    value the launch passes)."""
+    return trainer.known and trainer.origin not in (Origin.LIBRARY_DEFAULT, Origin.LAUNCH)
+
+
+def _autofix(setup: TrainingSetup, fact: facts.Fact, frozen: bool, known_model: bool = True,
+             kwargs_ok: bool = True) -> Fix | None:
     """The fix as source changes (issue 17), or ``None`` where no edit is right: a reset under
     a condition, a ``gradient_checkpointing_disable()`` call, ``set_training(...)``, unsloth,
     litgpt, a store-true option (no default to replace), or a value lintlora could not
-    resolve."""
+    resolve. ``known_model``: lintlora has the model's architecture; when it has not, a value
+    the file writes off is turned on only as an unsafe fix (:data:`FIX_WRITTEN_OFF`).
+    ``kwargs_ok``: the transformers release accepts ``gradient_checkpointing_kwargs``
+    (:func:`~lintlora.rules._fixops.checkpointing_kwargs_supported`); on an older one a
+    script with a frozen base gets no fix (its reentrant checkpointing needs inputs that
+    require grad, which is no one edit; the prose fix stays)."""
+    if frozen and not kwargs_ok and setup.kind in ("python", "notebook"):
+        return None
+    fix = _autofix_ops(setup, fact, frozen)
+    trainer = setup.get("training.gradient_checkpointing")
+    if fix is not None and not known_model and fix.title == FIX_ON and _written_off(trainer):
+        return dataclasses.replace(fix, title=FIX_WRITTEN_OFF, safety=FixSafety.UNSAFE)
+    return fix
+
+
+def _autofix_ops(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> Fix | None:
+    """:func:`_autofix`'s edits, with the safety the value's origin gives."""
     path = setup.path
     if fact.condition:
         return None
@@ -305,6 +339,11 @@ def _autofix(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> Fix | None
         return None
     if fact.span != (trainer.span or trainer.key_span) and trainer.origin is not Origin.LIBRARY_DEFAULT \
             and fact.span != setup.training.span:
+        return None
+    if trainer.origin is Origin.LAUNCH and trainer.expr and not re.fullmatch(r"[\w.\-]+", trainer.expr):
+        # the value is an expression of the launch option (`args.gc and not args.use_unsloth`,
+        # huggingface/peft examples/sft/train.py at 5d602fd, launched with `--gradient_checkpointing
+        # True`): the option is not what turns it off, and setting it again changes nothing
         return None
     safety, title = FixSafety.SAFE, FIX_ON
     if trainer.origin is Origin.LAUNCH:
@@ -369,7 +408,7 @@ class GradientCheckpointingOff(Rule):
     name = "gradient-checkpointing-off"
     severity = Severity.WARNING
     summary = "Training with gradient checkpointing off keeps every layer's activations in GPU memory"
-    fixes = {FIX_ON: FixSafety.SAFE, FIX_LAUNCH: FixSafety.UNSAFE}
+    fixes = {FIX_ON: FixSafety.SAFE, FIX_LAUNCH: FixSafety.UNSAFE, FIX_WRITTEN_OFF: FixSafety.UNSAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:
@@ -468,7 +507,9 @@ class GradientCheckpointingOff(Rule):
         yield self.finding(
             context, setup, span, " ".join(parts),
             fix=_fix_text(setup, fact, frozen), fixed_setup=fixed, severity=severity, rests_on=rests_on,
-            related=_related(setup, fact), autofix=_autofix(setup, fact, frozen),
+            related=_related(setup, fact),
+            autofix=_autofix(setup, fact, frozen, known_model=context.architecture(setup) is not None,
+                             kwargs_ok=ops.checkpointing_kwargs_supported(context, setup)),
         )
 
 

@@ -45,9 +45,8 @@ from lintlora.findings import Finding, Fix, FixSafety, Severity
 from lintlora.rules import _fixops as ops
 from lintlora.rules._text import count, gib, join_words
 from lintlora.rules.base import Rule
-from lintlora.training_setup import Origin
 from lintlora.target_regex import compile_target_pattern
-from lintlora.training_setup import Setting, TrainingSetup
+from lintlora.training_setup import Origin, Setting, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -235,6 +234,21 @@ FIX_SAVES = "drop the layers from modules_to_save"
 """The modules_to_save fix's title: the list written in the call without the embedding/output
 layers (``None`` when nothing is left). Unsafe: it changes what trains."""
 
+FIX_SWITCH = "turn the output layer's adapter off"
+"""The torchtune/litgpt fix's title: the config's own switch (``model.apply_lora_to_output``,
+``lora_head``) set to false where it is written (the config's key, its spelling of booleans
+kept). Unsafe: it changes what trains."""
+
+
+def _switch_fix(setup: TrainingSetup, own_switch: tuple[str, str, str]) -> Fix | None:
+    """``yaml_set`` of the output-layer switch to false, when the config writes it itself (its
+    :class:`Setting` in ``Lora.extra``, whose ``expr`` is the key path)."""
+    switch = setup.lora.extra.get(own_switch[2]) if setup.lora is not None else None
+    if not isinstance(switch, Setting) or switch.span is None or not switch.expr \
+            or switch.origin is not Origin.LITERAL:
+        return None
+    return ops.make_fix(FIX_SWITCH, FixSafety.UNSAFE, [ops.yaml_set(setup, switch.expr, "false", switch)])
+
 
 def _list_fix(setup: TrainingSetup, setting: Setting, value: Any, title: str) -> Fix | None:
     """The list written in the LoraConfig call replaced by ``value``; in a config, the key's
@@ -256,21 +270,6 @@ def _list_fix(setup: TrainingSetup, setting: Setting, value: Any, title: str) ->
         return None
     op = ops.replace_module_list(setting, setup.lora.span, setup.path, value)
     return ops.make_fix(title, FixSafety.UNSAFE, [op])
-
-
-FIX_SWITCH = "turn off the output layer's adapter"
-"""The own-switch fix's title (torchtune ``apply_lora_to_output``, litgpt ``lora_head``): the
-switch written true set false. Unsafe: it changes what trains."""
-
-
-def _switch_fix(setup: TrainingSetup, own_switch: tuple[str, str, str]) -> Fix | None:
-    """``yaml_set`` of the dialect's output-layer switch to off, in the file's own spelling of
-    a false value (torchtune's configs write Python's ``False``, litgpt's ``false``)."""
-    switch = setup.lora.extra.get(own_switch[2]) if setup.lora is not None else None
-    if not isinstance(switch, Setting) or not switch.expr or switch.origin is not Origin.LITERAL:
-        return None
-    off = "False" if setup.framework == "torchtune" else "false"
-    return ops.make_fix(FIX_SWITCH, FixSafety.UNSAFE, [ops.yaml_set(setup, switch.expr, off, switch)])
 
 
 class BroadTargetModules(Rule):

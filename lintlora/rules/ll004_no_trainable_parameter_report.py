@@ -82,10 +82,17 @@ that wraps the model (``get_peft_model``), or ``<trainer>.model.print_trainable_
 after the statement that builds a trainer given ``peft_config=`` (before its ``train()``)."""
 
 
-def _autofix(setup: TrainingSetup, wrap: CallSite) -> Fix | None:
+def _autofix(setup: TrainingSetup, wrap: CallSite, maybe_none: bool = False) -> Fix | None:
     """``insert_after`` the wrapping statement, through the name it binds; ``None`` when the
     wrap is not bound to a plain name (nested in another call, a tuple target), or for
-    ``prepare_model_for_kbit_training`` (it does not wrap in an adapter)."""
+    ``prepare_model_for_kbit_training`` (it does not wrap in an adapter).
+
+    ``maybe_none``: a trainer's ``peft_config=`` that may be ``None`` at run time (no
+    ``LoraConfig`` resolved: trl's ``get_peft_config(model_args)`` returns ``None`` unless
+    ``--use_peft`` is passed, trl ``trl/trainer/utils.py``). The trainer then holds the plain
+    model, which has no ``print_trainable_parameters`` (``AttributeError`` at the inserted
+    line), so the call is guarded: ``if hasattr(trainer.model, "print_trainable_parameters"):``.
+    """
     bound = wrap.args.get("assigned_to")
     if bound is None or not bound.known or not isinstance(bound.value, str) or wrap.span is None:
         return None
@@ -95,6 +102,8 @@ def _autofix(setup: TrainingSetup, wrap: CallSite) -> Fix | None:
         text = f"{bound.value}.print_trainable_parameters()"
     elif wrap.kind == "trainer_peft_config":
         text = f"{bound.value}.model.print_trainable_parameters()"
+        if maybe_none:
+            text = f'if hasattr({bound.value}.model, "print_trainable_parameters"):\n    {text}'
     else:
         return None
     return Fix(FIX_PRINT, FixSafety.SAFE, (EditOp("insert_after", wrap.span, text),))
@@ -151,4 +160,5 @@ class NoTrainableParameterReport(Rule):
             fix = ("Call model.print_trainable_parameters() after get_peft_model(...) and compare it with the "
                    "expected line; a count far from it means target_modules or modules_to_save are not what "
                    "you meant.")
-        yield self.finding(context, setup, wrap.span, " ".join(parts), fix=fix, autofix=_autofix(setup, wrap))
+        yield self.finding(context, setup, wrap.span, " ".join(parts), fix=fix,
+                           autofix=_autofix(setup, wrap, maybe_none=by_trainer and not read))

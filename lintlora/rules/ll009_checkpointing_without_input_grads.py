@@ -439,7 +439,9 @@ class CheckpointingWithoutInputGrads(Rule):
             ("torch's reentrant default",) if on.what.startswith("prepare_model_for_kbit_training")
             else (f"transformers 4.x's reentrant default ({used.where})",))
         yield self.finding(context, setup, span, " ".join(parts), fix=fix, severity=severity,
-                           rests_on=rests_on, autofix=_autofix(setup, on))
+                           rests_on=rests_on,
+                           autofix=_autofix(setup, on) if on.what.startswith("prepare_model_for_kbit_training")
+                           or ops.checkpointing_kwargs_supported(context, setup) else None)
 
     @staticmethod
     def _fix(setup: TrainingSetup, on: Enabler, inputs: bool, ddp: bool,

@@ -161,6 +161,29 @@ FIX_SDPA = "use sdpa attention"
 (LLaMA-Factory ``flash_attn: sdpa``; axolotl ``flash_attention: false`` with
 ``sdp_attention: true``)."""
 
+FIX_FP32 = "train in float32"
+"""The bfloat16 fix's title for a family that overflows float16 (LL017's Gemma-2/3/4, Qwen2/2.5/3,
+T5): the written ``bf16`` flag set to false in place, the run in float32 (float16 would only
+trade LL010 for LL017). Unsafe: twice the weights' memory."""
+
+
+def _fp32_fix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
+    """:data:`FIX_FP32`'s edit, for a family that overflows float16: the one ``bf16`` flag the
+    file writes set to false in place, or ``None`` where the finding rests on anything else (a
+    dtype, an autocast, a launch value)."""
+    if len(uses) != 1 or uses[0].path != "training.bf16" or uses[0].setting is None:
+        return None
+    bf16, fp16 = uses[0].setting, setup.get("training.fp16")
+    if bf16.origin is not Origin.LITERAL or fp16.origin is Origin.LAUNCH:
+        return None
+    # trl examples/scripts/sft_gemma3.py at f2cd577: bf16=True on a T4 became fp16=True,
+    # then LL017's float32 fix removed it and appended bf16=False (two passes)
+    if setup.kind in ("yaml", "json"):
+        op = ops.yaml_set(setup, bf16.expr, "false", bf16) if bf16.expr else None
+    else:
+        op = ops.replace_value(bf16, setup.path, "False")
+    return ops.make_fix(FIX_FP32, FixSafety.UNSAFE, [op])
+
 
 FIX_FP16 = "train in float16"
 """The bfloat16 fix's title (a GPU without bfloat16, a model of no family known to overflow
@@ -185,13 +208,15 @@ def _dtype16(setting: Setting | None, path: str, low: str = "float16", strings: 
 
 
 def _fp16_fix(setup: TrainingSetup, uses: list[facts.Use], context: "Context") -> Fix | None:
-    """:data:`FIX_FP16`, or ``None`` for a family that overflows float16 (LL017's families;
-    an unresolved model counts as one: its family is not known) or a use not written where
-    it can be edited."""
+    """:data:`FIX_FP16`; for a family that overflows float16 (LL017's families)
+    :data:`FIX_FP32` instead (:func:`_fp32_fix`); ``None`` for an unresolved model (its family
+    is not known) or a use not written where it can be edited."""
     arch = context.architecture(setup)
     name = setup.get("model.name_or_path")
-    if not name.known or facts.overflow_family(setup, getattr(arch, "model_type", None) if arch else None) \
+    if facts.overflow_family(setup, getattr(arch, "model_type", None) if arch else None) \
             or facts.overflow_family(setup):
+        return _fp32_fix(setup, uses)
+    if not name.known:
         return None
     edits: list[EditOp | None] = []
     path = setup.path
@@ -250,11 +275,20 @@ def _tf32_fix(setup: TrainingSetup, tf32: Setting) -> Fix | None:
     return ops.make_fix(FIX_TF32, FixSafety.SAFE, [ops.remove_keyword(call, setup.path, "tf32", tf32)])
 
 
+def _axolotl_flag(attn: Setting) -> bool:
+    """Whether an axolotl config chose FlashAttention with the legacy boolean ``flash_attention:
+    true`` rather than ``attn_implementation: flash_attention_2`` (axolotl's current key,
+    ``src/axolotl/utils/schemas/config.py`` at 067b021: the booleans are deprecated and mapped
+    to it). The fix of the key is ``attn_implementation: sdpa``; ``false`` there is no
+    attention implementation at all."""
+    return attn.expr == "flash_attention"
+
+
 def _sdpa_fix(setup: TrainingSetup, attn: Setting) -> Fix | None:
     if setup.kind in ("yaml", "json"):
         if attn.origin is not Origin.LITERAL or not attn.expr:
             return None
-        if setup.framework == "axolotl":
+        if setup.framework == "axolotl" and _axolotl_flag(attn):
             return ops.make_fix(FIX_SDPA, FixSafety.SAFE, [ops.yaml_set(setup, attn.expr, "false", attn),
                                                            ops.yaml_set(setup, "sdp_attention", "true")])
         return ops.make_fix(FIX_SDPA, FixSafety.SAFE, [ops.yaml_set(setup, attn.expr, "sdpa", attn)])
@@ -265,7 +299,8 @@ class PrecisionUnsupportedByGpu(Rule):
     """bfloat16, TF32 or FlashAttention on a GPU older than Ampere (see the module docstring)."""
 
     code = "LL010"
-    fixes = {FIX_TF32: FixSafety.SAFE, FIX_SDPA: FixSafety.SAFE, FIX_FP16: FixSafety.UNSAFE}
+    fixes = {FIX_TF32: FixSafety.SAFE, FIX_SDPA: FixSafety.SAFE, FIX_FP16: FixSafety.UNSAFE,
+             FIX_FP32: FixSafety.UNSAFE}
     name = "precision-unsupported-by-gpu"
     severity = Severity.WARNING
     summary = "bfloat16, TF32 or FlashAttention on a GPU below compute capability 8.0 (T4, V100, P100, RTX 20xx)"
@@ -390,7 +425,7 @@ class PrecisionUnsupportedByGpu(Rule):
         impl = attn.value
         config = setup.kind in ("yaml", "json")
         key = attn.expr if config and attn.expr else None
-        if setup.framework == "axolotl" and config:
+        if setup.framework == "axolotl" and config and _axolotl_flag(attn):
             what = "flash_attention: true"
         elif setup.framework == "llama-factory" and config:
             what = f"flash_attn: {'fa2' if impl == 'flash_attention_2' else 'fa3'}"
@@ -412,7 +447,8 @@ class PrecisionUnsupportedByGpu(Rule):
                      "is not installed)")
         message = f"{what} on {_capability(gpu)}: {name} has kernels only for 8.0 and newer; {when}."
         severity, message = _launch(severity, message, [attn])
-        fix = {"axolotl": "Use `sdp_attention: true` instead of `flash_attention: true`.",
+        fix = {"axolotl": "Use `sdp_attention: true` instead of `flash_attention: true`." if _axolotl_flag(attn)
+               else None,
                "llama-factory": "Use `flash_attn: sdpa` (or `auto`)."}.get(setup.framework) if config else None
         if fix is None:
             fix = ('Use attn_implementation="sdpa" (PyTorch\'s scaled-dot-product attention, whose '

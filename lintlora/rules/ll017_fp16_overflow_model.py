@@ -71,7 +71,8 @@ FIX_FP32 = "train in float32"
 float32 where it is written (``fp16=True`` removed, ``bf16=False`` in its place in a TRL config
 whose unset ``bf16`` is ``not fp16``, ``torch.float16`` dtypes
 ``torch.float32``, a config's ``fp16:`` false, torchtune ``dtype: fp32``, litgpt
-``precision: 32-true``). Unsafe: it changes the numerics and doubles the
+``precision: 32-true``; in a TRL config that writes neither flag, its bf16 default on,
+``bf16=False`` too). Unsafe: it changes the numerics and doubles the
 weights' memory."""
 
 
@@ -126,8 +127,30 @@ def _autofix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
             edits.append(_dtype32(use.call.args.get("dtype"), setup.path, strings=False))
         else:
             edits.append(None)
+    edits += _trl_bf16_off(setup, uses)
     outside = any(e is not None and (e.kind == "launch_set" or e.span.path != setup.path) for e in edits)
     return ops.make_fix(FIX_LAUNCH if outside else FIX_FP32, FixSafety.UNSAFE, edits)
+
+
+def _trl_bf16_off(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | None]:
+    """``bf16=False`` written when the fix turns float16 off in a TRL config that leaves
+    ``bf16`` unset: TRL derives it as ``not fp16`` (trl ``trl/trainer/base_config.py``
+    ``_BaseConfig.__post_init__``), so without it the run would train in bfloat16, not float32
+    (on a GPU without bfloat16), and LL014 would ask the 4-bit compute dtype back to 16 bits
+    (trl examples/notebooks/grpo_qwen3_vl.ipynb at f2cd577: the two fixes undid each other on
+    every pass)."""
+    bf16 = setup.get("training.bf16")
+    if setup.framework != "trl" or bf16.origin is not Origin.LIBRARY_DEFAULT:
+        return []
+    # the default is on already (neither flag written: grpo_trl_lora_qlora.ipynb, whose
+    # float16 use is the 4-bit compute dtype); a written fp16 flag is turned into bf16=False
+    # by _autofix itself
+    if bf16.value is not True or any(u.path == "training.fp16" for u in uses):
+        return []
+    if setup.kind in ("yaml", "json"):
+        return [ops.yaml_set(setup, bf16.expr or "bf16", "false", bf16)]
+    call = setup.training.span if setup.training is not None else None
+    return [ops.set_keyword(call, setup.path, "bf16", "False", bf16)]
 
 
 class Fp16OverflowModel(Rule):

@@ -214,7 +214,7 @@ def training_arguments(doc: ConfigDoc, defaults_class: str | None, prefix: str =
         seq = _with_key(defaults["max_seq_length"], prefix + "max_length")
     if seq is not None:
         out["max_seq_length"] = seq
-    if defaults_class == "SFTConfig" and not doc.has(prefix + "bf16"):
+    if defaults_class in ("SFTConfig", "TRLConfig") and not doc.has(prefix + "bf16"):
         from lintlora.extract.defaults import sft_bf16_default
 
         out["bf16"] = _with_key(sft_bf16_default(out.get("fp16", Setting())), prefix + "bf16")
