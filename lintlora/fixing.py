@@ -349,11 +349,31 @@ def _check_value_text(op: EditOp, kind: str) -> None:
                 statement = cst.parse_statement(op.text)
             except (cst.ParserSyntaxError, RecursionError, MemoryError):
                 statement = None
-            if (not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1
-                    or _BREAK.search(op.text.rstrip("\r\n"))):
+            if not (_one_line_statement(statement, op.text) or _guarded_block(statement)):
                 raise FixError(f"the new line is not one Python statement: {op.text[:80]!r}")
     elif kind in ("yaml", "json") and op.kind == "replace":
         _check_yaml_value(op.text, kind, lists=True)
+
+
+def _one_line_statement(statement: Any, text: str) -> bool:
+    """Whether ``statement`` (parsed from ``text``) is one simple statement on one line."""
+    import libcst as cst
+
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and not _BREAK.search(text.rstrip("\r\n")))
+
+
+def _guarded_block(statement: Any) -> bool:
+    """Whether ``statement`` is one ``if`` with no ``elif``/``else`` whose indented body holds
+    only one-line simple statements (LL004's ``if hasattr(trainer.model, ...):`` guard around
+    the print it inserts): the one compound statement an inserted line may be."""
+    import libcst as cst
+
+    if not isinstance(statement, cst.If) or statement.orelse is not None \
+            or not isinstance(statement.body, cst.IndentedBlock):
+        return False
+    return all(isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+               for line in statement.body.body)
 
 
 def _check_yaml_value(value: str, kind: str, lists: bool = False) -> None:
@@ -1076,8 +1096,18 @@ def _check_yaml_result(new_text: str, keys: list[str], scalar: str, kind: str) -
         node = found
     expected = yaml.compose(f"k: {scalar}\n", Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     want = expected.value[0][1]
-    if not isinstance(node, yaml.ScalarNode) or (node.value, node.tag) != (want.value, want.tag):
+    if not isinstance(node, yaml.ScalarNode) or node.tag != want.tag \
+            or _scalar_key(node) != _scalar_key(want):
         raise FixError(f"{'.'.join(keys)}: the edit would not set the value where it is read")
+
+
+def _scalar_key(node: Any) -> Any:
+    """What a YAML scalar node means, for :func:`_check_yaml_result`: a boolean's truth (YAML
+    1.1 spells it ``true``/``True``/``yes``/``on``..., and the fixer keeps the file's spelling:
+    :func:`_scalar_text`), else its text."""
+    if node.tag == "tag:yaml.org,2002:bool":
+        return node.value.lower() in ("true", "yes", "on", "y")
+    return node.value
 
 
 _PLAIN_ITEM = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")

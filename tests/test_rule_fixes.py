@@ -110,7 +110,7 @@ OPS = {
     "LL003/llama_factory.yaml": [('yaml_set', 'lora_target', 'q_proj,v_proj', 8)],
     "LL003/notebook.ipynb": [('replace', None, 'None', 6)],
     "LL003/torch.py": [('replace', None, '["q_proj", "v_proj"]', 9)],
-    "LL003/torchtune.yaml": [('yaml_set', 'model.apply_lora_to_output', 'False', 26)],
+    "LL003/torchtune.yaml": [('yaml_set', 'model.apply_lora_to_output', 'false', 26)],
     "LL006/trl.py": [('delete_statement', None, '', 11)],
     "LL002/databricks.py": [("rename_keyword", "fp16", "bf16", 1), ("replace", None, "torch.bfloat16", 1)],
     "LL007/litgpt.yaml": [('yaml_set', 'data.init_args.num_workers', '16', 55)],
