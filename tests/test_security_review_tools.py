@@ -323,7 +323,9 @@ def test_server_hover_and_actions_past_the_end(lsp, workspace, position):
     actions = lsp.request("textDocument/codeAction", {
         "textDocument": {"uri": uri}, "range": {"start": at, "end": at},
         "context": {"diagnostics": []}})
-    assert [a["kind"] for a in actions] == ["source.fixAll.lintlora"]  # no quick fix there
+    # no quick fix there (a "fix all safe" source action may come: the script's LL001 fix
+    # is unsafe since its model is unknown, so none does here)
+    assert actions is not None and all(a["kind"] != "quickfix" for a in actions)
 
 
 def _outside_uris(workspace: Path, tmp_path: Path) -> list[str]:
