@@ -1,0 +1,53 @@
+"""Regressions found by trying the review-tool formats, the editor server and the action on real
+public training scripts (issue 18, trial18; ``bench/trials/review_tools_trial.py``). Each
+fixture is under ``fixtures/trial18/`` with its source in ``SOURCES.md``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lintlora.extract import pyargs
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures" / "trial18"
+
+
+def test_dataclass_fields_are_computed_once_per_class_qlora(monkeypatch):
+    """artidoro/qlora reads its four argument dataclasses' fields one by one; each read used to
+    evaluate every field's default again (~5,000 evaluations per lint, most of an editor
+    keystroke's 190 ms); now each class's fields are evaluated once per lint."""
+    from lintlora.server_lint import LintSession
+
+    calls = []
+    original = pyargs.ArgumentSources._field_default
+
+    def counting(self, *args):
+        calls.append(args[0].name)
+        return original(self, *args)
+
+    monkeypatch.setattr(pyargs.ArgumentSources, "_field_default", counting)
+    path = FIXTURES / "qlora.py"
+    result = LintSession({"gpu": "rtx3090"}).lint(str(path), path.read_text(encoding="utf-8"))
+    assert [f.code for f in result.findings] == ["LL009"]
+    fields = len(set(calls))
+    assert fields > 20  # the dataclasses were read
+    assert len(calls) < 3 * fields, len(calls)
+
+
+def test_dataclass_fields_hands_out_copies():
+    """A caller changing the mapping it got must not change what the next caller sees."""
+    import libcst as cst
+
+    from lintlora.extract.pyindex import build_index
+    from lintlora.extract.pyresolve import Resolver
+
+    source = ("from dataclasses import dataclass\n@dataclass\nclass A:\n    x: int = 1\n"
+              "@dataclass\nclass B(A):\n    y: int = 2\n")
+    module = cst.parse_module(source)
+    index = build_index(module)
+    resolver = Resolver(index, lambda node: "", None)
+    cls = index.root.bindings["B"][-1].value  # a class binding's value is its Scope
+    first = resolver.dataclass_fields(cls)
+    assert set(first) == {"x", "y"}
+    first.clear()
+    assert set(resolver.dataclass_fields(cls)) == {"x", "y"}
