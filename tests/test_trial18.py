@@ -51,3 +51,47 @@ def test_dataclass_fields_hands_out_copies():
     assert set(first) == {"x", "y"}
     first.clear()
     assert set(resolver.dataclass_fields(cls)) == {"x", "y"}
+
+
+def _cli_json(cwd, *args):
+    import json
+
+    import format_support
+
+    status, report, err = format_support.lintlora_cli(str(cwd), *args)
+    assert status in (0, 1), err
+    return json.loads(report)
+
+
+def test_a_fix_appended_after_the_last_line_is_suggested_on_the_last_line(tmp_path):
+    """axolotl's examples/archived/pythia/lora.yml (36 lines, ends with a line break) has no
+    ``gradient_checkpointing``: LL001's safe fix appends the keys at the end. Its rdjson
+    suggestion was on line 37, which the file does not have (reviewdog and GitHub cannot
+    place it); it is now on line 36, that line followed by the keys, and applying it gives
+    what ``lintlora --fix`` writes. The GitHub review's suggestion is the same region."""
+    import shutil
+
+    from lintlora import github_review as gr
+
+    name = "lora.yml"
+    shutil.copy(FIXTURES / "axolotl_pythia_lora.yml", tmp_path / name)
+    (tmp_path / ".git").mkdir()
+    text = (tmp_path / name).read_text(encoding="utf-8")
+    count = len(text.splitlines())
+    rd = _cli_json(tmp_path, "--gpu", "rtx3090", "--format", "rdjson", name)
+    [diag] = [d for d in rd["diagnostics"] if d["code"]["value"] == "LL001"]
+    [sugg] = diag["suggestions"]
+    assert sugg["range"] == {"start": {"line": count}, "end": {"line": count}}
+    lines = text.splitlines(keepends=True)
+    lines[count - 1:count] = [sugg["text"] + "\n"]
+    suggested = "".join(lines)
+
+    report = _cli_json(tmp_path, "--gpu", "rtx3090", "--format", "json", name)
+    [finding] = [f for f in report["findings"] if f["code"] == "LL001"]
+    first, last, new = gr._suggestion({**finding, "path": str(tmp_path / name)} | {
+        "autofix": {**finding["autofix"], "edits": [
+            {**e, "path": str(tmp_path / name)} for e in finding["autofix"]["edits"]]}})
+    assert (first, last) == (count, count) and new == sugg["text"] + "\n"
+
+    _cli_json(tmp_path, "--gpu", "rtx3090", "--fix", "--format", "json", name)
+    assert (tmp_path / name).read_text(encoding="utf-8") == suggested

@@ -98,6 +98,8 @@ def apply_suggestions(text: str, suggestions: list[dict]) -> str | None:
     for first, last, new in spans:
         if last_start is not None and last >= last_start:
             return None
+        if not 1 <= first <= last <= len(lines):
+            return None  # a line the file does not have
         newline = "\r\n" if lines[last - 1].endswith("\r\n") else "\n"
         lines[first - 1:last] = [new + newline]
         last_start = first
@@ -212,7 +214,7 @@ def formats_check(work: Path, files: list[str], gpu: str) -> dict[str, dict]:
             applied = apply_suggestions(text, sugg)
             after_fix = (fixed / rel).read_text(encoding="utf-8", errors="replace")
             if applied is None:
-                bad.append(f"rdjson: {len(sugg)} suggestions overlap")
+                bad.append(f"rdjson: {len(sugg)} suggestions overlap or lie outside the file")
             elif applied != after_fix:
                 bad.append("rdjson suggestions applied != lintlora --fix")
         out[rel] = {"findings": len(mine), "suggestions": len(sugg),

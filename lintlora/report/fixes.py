@@ -104,6 +104,11 @@ def changed_region(old: str, new: str, edits: "tuple[TextEdit, ...] | list[TextE
     last = max(e.end_line for e in edits)
     old_lines = old.splitlines(keepends=True)
     new_lines = new.splitlines(keepends=True)
+    if old_lines and last > len(old_lines):
+        # an edit after the last line break (a key appended at the end of a YAML config):
+        # no such line exists to comment on, so the region is the last line and what follows
+        last = len(old_lines)
+        first = min(first, last)
     # the changed region: the old lines first..last, and as many lines in the new text as the
     # old text has after them kept identical
     tail = len(old_lines) - last
