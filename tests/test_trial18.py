@@ -95,3 +95,26 @@ def test_a_fix_appended_after_the_last_line_is_suggested_on_the_last_line(tmp_pa
 
     _cli_json(tmp_path, "--gpu", "rtx3090", "--fix", "--format", "json", name)
     assert (tmp_path / name).read_text(encoding="utf-8") == suggested
+
+
+def test_a_whole_file_findings_gitlab_fingerprint_survives_a_line_added_at_the_top(tmp_path):
+    """litgpt's config_hub/finetune/gemma-7b/lora.yaml: LL001 is about the recipe's default
+    (no line holds it; the finding sits at 1:1). Its fingerprint used to hold line 1's text, so
+    adding a comment line at the top changed it and GitLab showed a new and a fixed finding."""
+    import shutil
+
+    name = "lora.yaml"
+    shutil.copy(FIXTURES / "litgpt_gemma7b_lora.yaml", tmp_path / name)
+    (tmp_path / ".git").mkdir()
+
+    def prints():
+        doc = _cli_json(tmp_path, "--gpu", "rtx3090", "--format", "gitlab", name)
+        return {i["check_name"]: (i["fingerprint"], i["location"]["lines"]["begin"]) for i in doc}
+
+    before = prints()
+    assert before["LL001"][1] == 1 and before["LL003"][1] == 44
+    (tmp_path / name).write_text("# licence header\n" + (tmp_path / name).read_text(
+        encoding="utf-8"), encoding="utf-8")
+    after = prints()
+    assert after["LL001"] == before["LL001"]  # still about the file, at 1:1
+    assert after["LL003"] == (before["LL003"][0], 45)  # the moved line: same fingerprint
