@@ -118,3 +118,30 @@ def test_a_whole_file_findings_gitlab_fingerprint_survives_a_line_added_at_the_t
     after = prints()
     assert after["LL001"] == before["LL001"]  # still about the file, at 1:1
     assert after["LL003"] == (before["LL003"][0], 45)  # the moved line: same fingerprint
+
+
+def test_a_fix_with_edits_far_apart_is_a_diff_in_the_markdown_report(tmp_path):
+    """tloen/alpaca-lora's finetune.py: LL002's safe fix edits line 115 (torch_dtype) and line
+    242 (fp16=True); the pull-request comment showed lines 115-242 as a 128-line ``suggestion``
+    block. Now it shows the two changed lines as a diff; a fix on a few lines stays a
+    suggestion block (axolotl's pythia/lora.yml)."""
+    import shutil
+
+    import format_support
+    from markdown_it import MarkdownIt
+
+    shutil.copy(FIXTURES / "alpaca_lora_finetune.py", tmp_path / "finetune.py")
+    shutil.copy(FIXTURES / "axolotl_pythia_lora.yml", tmp_path / "lora.yml")
+    (tmp_path / ".git").mkdir()
+    status, report, err = format_support.lintlora_cli(
+        str(tmp_path), "--gpu", "rtx3090", "--format", "markdown", "finetune.py", "lora.yml")
+    assert status == 1, err
+    section = report[report.index("**LL002** at `finetune.py:242:18`: train in bfloat16"):]
+    block = section[section.index("```"):]
+    block = block[:block.index("```", 3) + 3]
+    assert block == ("```diff\n@@ -115,1 +115,1 @@\n-        torch_dtype=torch.float16,\n"
+                     "+        torch_dtype=torch.bfloat16,\n@@ -242,1 +242,1 @@\n"
+                     "-            fp16=True,\n+            bf16=True,\n```")
+    assert "```suggestion\nlogging_steps: 1\ngradient_checkpointing: true\n" in report
+    html = MarkdownIt("commonmark").render(report)
+    assert '<code class="language-diff">' in html and html.count("<pre>") == 2

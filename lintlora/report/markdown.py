@@ -86,10 +86,40 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
+MAX_SUGGESTION_LINES = 20
+"""Lines a fix's ``suggestion`` block may span in the comment; a fix whose edits lie further
+apart is shown as a ``diff`` of the lines it changes (tloen/alpaca-lora's ``finetune.py``:
+LL002's fix edits lines 115 and 242, a 128-line block for two words)."""
+
+
+def _diff_block(path: str, first: int, last: int, new: str) -> str | None:
+    """The lines ``first``..``last`` of ``path`` and their replacement ``new`` as ``@@ -a,n
+    +b,m @@`` hunks of ``-``/``+`` lines (numbers of the file, no context), or ``None`` when
+    the file cannot be read again; the regions come from :func:`lintlora.linediff.
+    changed_regions` (bounded time)."""
+    from lintlora.autofix import read_source_text
+    from lintlora.linediff import changed_regions
+
+    try:
+        old_lines = read_source_text(path).text.splitlines()[first - 1:last]
+    except (OSError, ValueError):
+        return None
+    new_lines = new.splitlines()
+    regions = sorted(changed_regions([x.encode("utf-8", "surrogatepass") for x in old_lines],
+                                     [x.encode("utf-8", "surrogatepass") for x in new_lines]))
+    out: list[str] = []
+    for a_lo, a_hi, b_lo, b_hi in regions:
+        out.append(f"@@ -{first + a_lo},{a_hi - a_lo} +{first + b_lo},{b_hi - b_lo} @@")
+        out.extend("-" + line for line in old_lines[a_lo:a_hi])
+        out.extend("+" + line for line in new_lines[b_lo:b_hi])
+    return "\n".join(out) + "\n" if out else None
+
+
 def _suggestions(result: "RunResult") -> list[str]:
     """The autofixes as GitHub ``suggestion`` blocks (issue 17): per fix, the lines it changes
     as they read after it, which a reviewer can apply from a review comment on those lines
-    (a suggestion replaces the lines the comment covers: ``path`` lines ``first``-``last``)."""
+    (a suggestion replaces the lines the comment covers: ``path`` lines ``first``-``last``);
+    over :data:`MAX_SUGGESTION_LINES` lines, a ``diff`` of the changed lines instead."""
     from lintlora.report.fixes import suggestion
 
     out: list[str] = []
@@ -101,6 +131,11 @@ def _suggestions(result: "RunResult") -> list[str]:
             continue
         path, first, last, new = found
         lines_ref = f"line {first}" if first == last else f"lines {first}-{last}"
+        kind = "suggestion"
+        if last - first + 1 > MAX_SUGGESTION_LINES:
+            diff = _diff_block(path, first, last, new)
+            if diff is not None:
+                kind, new = "diff", diff
         fence = _fence(new)
         body = new if new.endswith("\n") or not new else new + "\n"
         # the summary is fixed text: a line that opens an HTML block is not Markdown, so a
@@ -109,7 +144,7 @@ def _suggestions(result: "RunResult") -> list[str]:
                     f"**{markdown_text(finding.code)}** at {_code(location(finding))}: "
                     f"{markdown_text(finding.autofix.title)} ({finding.autofix.safety.value}; "
                     f"{_code(display_path(path))} {lines_ref})", "",
-                    f"{fence}suggestion", body.replace("\r\n", "\n").rstrip("\n"), fence, "",
+                    f"{fence}{kind}", body.replace("\r\n", "\n").rstrip("\n"), fence, "",
                     "</details>"])
     return out
 
