@@ -13,7 +13,8 @@ For FOLDER (copied to a temporary folder first; the original is never written):
     inserted at the top of every file (a JSON notebook: left as is).
 (b) server: ``python -m lintlora server`` over stdio (``tests/lsp_client.py``), one document
     at a time: open, then edits as a user makes them (a keyword typed letter by letter on a
-    new line, a line deleted, a block pasted), each a full-text change; after the open and
+    new line, a line deleted, a block pasted), each an incremental range change as an editor
+    sends it (UTF-16 positions; ``--full-sync``: the whole text); after the open and
     after each of the three steps, the diagnostics' (code, line) equal ``lintlora FILE
     --format json``'s findings, errors and notices for the same text (a notebook: codes only);
     a hover on each diagnostic answers; the "fix all safe" code action's edit applied to the
@@ -205,7 +206,8 @@ def formats_check(work: Path, files: list[str], gpu: str) -> dict[str, dict]:
             if path == rel and not rel.endswith(".ipynb"):
                 if (path, fp) not in new:
                     bad.append(f"gitlab fingerprint of line {line} changed after an insert")
-                elif new[(path, fp)] != line + 1:
+                elif new[(path, fp)] != line + 1 and (line, new[(path, fp)]) != (1, 1):
+                    # (1 -> 1: a finding about the whole file stays at 1:1)
                     bad.append(f"gitlab line {line} -> {new[(path, fp)]} after an insert")
         # suggestions applied == --fix
         sugg = [s for d in rd_by.get(rel, []) for s in d.get("suggestions", [])]
@@ -233,10 +235,10 @@ def edits_for(rel: str, text: str) -> list[tuple[str, list[str]]]:
     if rel.endswith(".py"):
         at = next((i + 1 for i in range(len(lines) - 1, -1, -1)
                    if lines[i].startswith(("import ", "from "))), 0)
-        word = "import math"
+        word = "import math  # α𝛼é"  # a non-BMP character: two UTF-16 units
     elif rel.endswith((".yaml", ".yml")):
         at = len(lines)
-        word = "lora_dropout: 0.05"
+        word = "lora_dropout: 0.05  # 𝛼é"
     else:
         return []
     if lines and not lines[-1].endswith("\n"):
@@ -251,7 +253,29 @@ def edits_for(rel: str, text: str) -> list[tuple[str, list[str]]]:
     return [("typed", typing), ("deleted", [deleted]), ("pasted", [pasted])]
 
 
-def server_check(work: Path, files: list[str], gpu: str, cli_texts: dict) -> dict[str, dict]:
+def _position(text: str, offset: int) -> dict:
+    """The LSP position (0-based line, UTF-16 code units) of character ``offset``."""
+    line = text.count("\n", 0, offset)
+    start = text.rfind("\n", 0, offset) + 1
+    return {"line": line, "character": len(text[start:offset].encode("utf-16-le")) // 2}
+
+
+def range_change(old: str, new: str) -> dict:
+    """One incremental ``contentChanges`` item turning ``old`` into ``new`` (the common prefix
+    and suffix kept), as an editor sends for a keystroke, a deleted line or a paste."""
+    a = 0
+    limit = min(len(old), len(new))
+    while a < limit and old[a] == new[a]:
+        a += 1
+    b = 0
+    while b < limit - a and old[len(old) - 1 - b] == new[len(new) - 1 - b]:
+        b += 1
+    return {"range": {"start": _position(old, a), "end": _position(old, len(old) - b)},
+            "text": new[a:len(new) - b]}
+
+
+def server_check(work: Path, files: list[str], gpu: str, incremental: bool = True
+                 ) -> dict[str, dict]:
     from lsp_client import LspClient
 
     client = LspClient(cwd=str(work), env=ENV)
@@ -291,14 +315,17 @@ def server_check(work: Path, files: list[str], gpu: str, cli_texts: dict) -> dic
                 fix_all = apply_workspace_edit(text, a["edit"], uri)
         version = 1
         times = []
+        current = text
         for step, texts in edits_for(rel, text):
             for new_text in texts:
                 version += 1
                 mark = client.mark()
+                change = range_change(current, new_text) if incremental else {"text": new_text}
+                current = new_text
                 t0 = time.perf_counter()
                 client.notify("textDocument/didChange", {
                     "textDocument": {"uri": uri, "version": version},
-                    "contentChanges": [{"text": new_text}]})
+                    "contentChanges": [change]})
                 got = client.diagnostics(uri, since=mark, version=version, timeout=120)
                 times.append(time.perf_counter() - t0)
             checkpoints.append((step, texts[-1], got))
@@ -406,6 +433,8 @@ def main() -> None:
     ap.add_argument("--gpu", default="rtx3090")
     ap.add_argument("--no-server", action="store_true")
     ap.add_argument("--max-files", type=int, default=0)
+    ap.add_argument("--full-sync", action="store_true",
+                    help="send each edit as the whole text (default: a range change)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="trial18-work-"))
     shutil.copytree(Path(args.folder), work, dirs_exist_ok=True)
@@ -415,7 +444,7 @@ def main() -> None:
         files = files[:args.max_files]
     fmt = formats_check(work, files, args.gpu)
     doc = fmt.pop("(documents)")
-    srv = {} if args.no_server else server_check(work, files, args.gpu, {})
+    srv = {} if args.no_server else server_check(work, files, args.gpu, not args.full_sync)
     versions = {rel: [(step, text) for step, text, _ in r["checkpoints"]]
                 for rel, r in srv.items()}
     expected = cli_sets(work, args.gpu, versions) if srv else {}
