@@ -18,7 +18,8 @@ For FOLDER (copied to a temporary folder first; the original is never written):
     after each of the three steps, the diagnostics' (code, line) equal ``lintlora FILE
     --format json``'s findings, errors and notices for the same text (a notebook: codes only);
     a hover on each diagnostic answers; the "fix all safe" code action's edit applied to the
-    opened text equals ``lintlora --fix``'s; the time from each ``didChange`` to its
+    opened text equals ``lintlora --fix``'s, and each diagnostic's quick fix equals its JSON
+    finding's autofix edits; the time from each ``didChange`` to its
     ``publishDiagnostics``. cst_chunks: for every Python file, the chunked parse's code, tree
     and node positions equal ``libcst.parse_module``'s, and the lint results are equal with
     and without it.
@@ -221,7 +222,7 @@ def formats_check(work: Path, files: list[str], gpu: str) -> dict[str, dict]:
                 bad.append("rdjson suggestions applied != lintlora --fix")
         out[rel] = {"findings": len(mine), "suggestions": len(sugg),
                     "applied": bool(sugg) and applied is not None and not any(
-                        "suggestions" in b for b in bad), "problems": bad}
+                        "suggestions" in b for b in bad), "problems": bad, "json": mine}
     out["(documents)"] = {"problems": problems, "findings": len(js["findings"]), "fixed": fixed}
     return out
 
@@ -313,6 +314,17 @@ def server_check(work: Path, files: list[str], gpu: str, incremental: bool = Tru
         for a in actions:
             if a.get("kind", "").startswith("source.fixAll") and a.get("edit"):
                 fix_all = apply_workspace_edit(text, a["edit"], uri)
+        quick = []  # (code, line, the text after the diagnostic's first quick fix)
+        for d in diags:
+            acts = client.request("textDocument/codeAction", {
+                "textDocument": {"uri": uri}, "range": d["range"],
+                "context": {"diagnostics": [d], "only": ["quickfix"]}}) or []
+            for a in acts:
+                if a.get("kind") == "quickfix" and a.get("edit"):
+                    quick.append((d.get("code"), d["range"]["start"]["line"] + 1,
+                                  "(unsafe)" in a.get("title", ""),
+                                  apply_workspace_edit(text, a["edit"], uri)))
+                    break
         version = 1
         times = []
         current = text
@@ -331,7 +343,7 @@ def server_check(work: Path, files: list[str], gpu: str, incremental: bool = Tru
             checkpoints.append((step, texts[-1], got))
         client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         out[rel] = {"checkpoints": checkpoints, "hovers_missing": hovers_missing,
-                    "fix_all": fix_all, "times": times, "alive": client.proc.poll() is None}
+                    "fix_all": fix_all, "quick": quick, "times": times, "alive": client.proc.poll() is None}
         if client.proc.poll() is not None:
             break
     client.request("shutdown")
@@ -359,6 +371,23 @@ def apply_workspace_edit(text: str, edit: dict, uri: str) -> str:
     for e in sorted(changes, key=lambda e: (e["range"]["start"]["line"],
                                             e["range"]["start"]["character"]), reverse=True):
         text = text[:offset(e["range"]["start"])] + e["newText"] + text[offset(e["range"]["end"]):]
+    return text
+
+
+def apply_json_edits(text: str, edits: list[dict]) -> str:
+    """The JSON report's autofix edits (1-based lines, character columns, exclusive end)
+    applied bottom first."""
+    lines = text.splitlines(keepends=True) + [""]
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, column: int) -> int:
+        return starts[min(line, len(lines)) - 1] + column - 1
+
+    for e in sorted(edits, key=lambda e: (e["line"], e["column"]), reverse=True):
+        text = (text[:offset(e["line"], e["column"])] + e["new_text"]
+                + text[offset(e["end_line"], e["end_column"]):])
     return text
 
 
@@ -473,6 +502,12 @@ def main() -> None:
             if (s["fix_all"] or text) != after_fix:
                 mism.append("server fix-all != lintlora --fix" if s["fix_all"] is not None
                             else "no server fix-all but lintlora --fix changes the file")
+            for code, line, _unsafe, after in s["quick"]:
+                wanted = [apply_json_edits(text, g["autofix"]["edits"]) for g in f["json"]
+                          if g["code"] == code and g["line"] == line and g.get("autofix")
+                          and g["autofix"]["edits"]]
+                if not rel.endswith(".ipynb") and after not in wanted:
+                    mism.append(f"quick fix of {code} line {line} != its JSON autofix edits")
             if s["hovers_missing"]:
                 mism.append(f"{s['hovers_missing']} hovers missing")
             if not s["alive"]:
@@ -480,7 +515,7 @@ def main() -> None:
             if s["times"]:
                 t = sorted(s["times"])
                 all_times += t
-                lat = (f"edit ms median {1000 * statistics.median(t):.0f} "
+                lat = (f"{len(s['quick'])} quick fixes checked; edit ms median {1000 * statistics.median(t):.0f} "
                        f"p90 {1000 * t[int(round(0.9 * (len(t) - 1)))]:.0f}")
         chunks = chunk_check(work, rel, args.gpu, session) if rel.endswith(".py") else []
         totals["files"] += 1
@@ -488,6 +523,7 @@ def main() -> None:
         totals["suggestions"] += f["suggestions"]
         totals["files with suggestions applied"] += f["applied"]
         totals["server mismatches"] += bool(mism)
+        totals["quick fixes checked"] += len(srv.get(rel, {}).get("quick", ()))
         totals["chunk mismatches"] += bool(chunks)
         flag = "ok" if not (f["problems"] or mism or chunks) else "!!"
         print(f"{flag} {rel}: {f['findings']} findings, {f['suggestions']} suggestions"
