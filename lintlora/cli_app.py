@@ -475,7 +475,17 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
     if fixed_status is not None:
         status = fixed_status
     if not (fixing.diff or fixing.fix_only):
-        _write_report(result, fmt, output, force, show_setup, color, paths, status)
+        def fixable(finding: Any) -> str | None:
+            """The text report's ``[*]`` (lintlora.autofix.fix_mode, loaded only for a finding
+            that has a fix: a plain lint of a clean file never imports the fixing modules)."""
+            if finding.autofix is None:
+                return None
+            from lintlora.autofix import fix_mode
+
+            return fix_mode(finding, resolver.for_path(finding.span.path))
+
+        _write_report(result, fmt, output, force, show_setup, color, paths, status,
+                      fixable=fixable)
     if not show_setup:
         from lintlora.cli_fix import summary
 
@@ -498,7 +508,8 @@ def _linted_inputs(paths: tuple[str, ...], result: Any) -> list[str]:
 
 
 def _write_report(result: Any, fmt: str, output: str | None, force: bool, show_setup: bool,
-                  color: bool | None, paths: tuple[str, ...], status: int) -> None:
+                  color: bool | None, paths: tuple[str, ...], status: int,
+                  fixable: Any = None) -> None:
     """Write the report to ``-o`` (:func:`lintlora.output.open_report`) or standard output.
 
     Exits with status 2 and a message naming the target when it is refused or a write fails
@@ -524,7 +535,7 @@ def _write_report(result: Any, fmt: str, output: str | None, force: bool, show_s
             else:
                 from lintlora.report import render
 
-                render(result, fmt, stream, color=color)
+                render(result, fmt, stream, color=color, fixable=fixable)
             stream.flush()
         finally:
             if report.owned:
@@ -654,20 +665,39 @@ def rules_cmd(fmt: str) -> None:
         meta = rule_metadata(rule)
         module = getattr(rule, "__module__", "") or ""
         meta["origin"] = "built-in" if module.startswith("lintlora.") else f"plugin ({module.split('.')[0]})"
+        meta["fix"], meta["fixes"] = _rule_fix_column(rule)
         rows.append(meta)
     if fmt == "json":
         import json
 
-        click.echo(json.dumps([{k: r[k] for k in ("code", "name", "severity", "summary",
-                                                   "help_uri", "origin")} for r in rows],
-                              indent=2))
+        click.echo(json.dumps([{k: r[k] for k in ("code", "name", "severity", "fix", "fixes",
+                                                   "summary", "help_uri", "origin")}
+                               for r in rows], indent=2))
         return
     width_code = max([len(r["code"]) for r in rows] + [4])
     width_name = max([len(r["name"]) for r in rows] + [4])
+    click.echo(f"{'CODE':<{width_code}}  {'NAME':<{width_name}}  {'SEVERITY':<8}  {'FIX':<6}  "
+               f"SUMMARY")
     for r in rows:
         plugin = f"  [{r['origin']}]" if r["origin"] != "built-in" else ""
-        click.echo(f"{r['code']:<{width_code}}  {r['name']:<{width_name}}  {r['severity']:<7}  "
-                   f"{r['summary']}{plugin}")
+        click.echo(f"{r['code']:<{width_code}}  {r['name']:<{width_name}}  {r['severity']:<8}  "
+                   f"{r['fix']:<6}  {r['summary']}{plugin}")
+
+
+def _rule_fix_column(rule: type) -> tuple[str, dict[str, str]]:
+    """``lintlora rules``' Fix column from the rule's ``fixes`` (title -> FixSafety):
+    ``"safe"`` when ``--fix`` applies one of its fixes, ``"unsafe"`` when every one needs
+    ``--unsafe-fixes``, ``"none"`` when it declares none; and the fixes as title -> safety.
+    A plugin's malformed ``fixes`` reads as none."""
+    from lintlora.findings import FixSafety
+
+    fixes = getattr(rule, "fixes", None)
+    if not isinstance(fixes, dict):
+        return "none", {}
+    declared = {str(t): s.value for t, s in fixes.items() if isinstance(s, FixSafety)}
+    if not declared:
+        return "none", {}
+    return ("safe" if "safe" in declared.values() else "unsafe"), declared
 
 
 def _rule_page(code: str, rule: type | None) -> str | None:

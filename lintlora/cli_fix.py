@@ -7,7 +7,9 @@
   overlapped another apply on the next pass and a second ``--fix`` changes nothing.
 - ``--fix-only`` applies them and reports no findings (exit status 0, 2 on an internal error).
 - ``--diff`` prints the unified diff ``--fix`` would write and changes nothing: exit status 1
-  when it would change something, else 0.
+  when it would change something, else 0. It makes the same passes, in memory
+  (:func:`_diff_passes`: the next lint reads the texts the last pass would write through
+  :func:`lintlora.safeio.overlay`), so it shows every edit ``--fix`` makes.
 - ``--unsafe-fixes`` without ``--fix``/``--diff``: lints as usual and says which findings have
   a fix and of what safety (like ``--show-fixes``).
 - ``--show-fixes``: the fixes applied (with ``--fix``) or available, per finding.
@@ -23,7 +25,7 @@ from typing import Any, Callable
 
 import click
 
-__all__ = ["MAX_PASSES", "FixOptions", "run_fix_modes"]
+__all__ = ["MAX_PASSES", "FixOptions", "run_fix_modes", "diff_for_output"]
 
 MAX_PASSES = 8
 """Fix-and-relint rounds at most (ruff stops after 100; lintlora's fixes settle in one or two)."""
@@ -47,9 +49,12 @@ def _plural(n: int, word: str) -> str:
 
 
 def _say(text: str) -> None:
-    from lintlora.report.escape import for_terminal
+    """One line on standard error: escaped for a terminal, and made so that the GitHub
+    Actions runner cannot read it as a workflow command (``--show-fixes`` lines begin with a
+    file's name, which may be ``::error::x.py``: :func:`lintlora.report.escape.terminal_line`)."""
+    from lintlora.report.escape import for_terminal, terminal_line
 
-    click.echo(for_terminal(text), err=True)
+    click.echo(terminal_line(for_terminal(text)), err=True)
 
 
 def _plan(result: Any, settings_for: Callable[[str], Any], unsafe: bool) -> Any:
@@ -68,18 +73,17 @@ def run_fix_modes(options: FixOptions, result: Any, relint: Callable[[], Any],
     an exit status that overrides the report's (``--diff``, ``--fix-only``), or ``None``, and
     the ``(finding, outcome)`` pairs applied.
     """
-    from lintlora.autofix import fix_counts, unified_diff, write_back
+    from lintlora.autofix import diff_texts, fix_counts, write_back
     from lintlora.report.locations import display_path
 
     if options.diff:
-        run = _plan(result, settings_for, options.unsafe)
-        diff = unified_diff(run, display_path)
+        old, new, would, run = _diff_passes(options, result, relint, settings_for)
+        diff = diff_texts(old, new, display_path)
         if diff:
-            sys.stdout.write(diff)
+            sys.stdout.write(diff_for_output(diff, sys.stdout))
             sys.stdout.flush()
         _report_refusals(run)
         _report_skipped(run)
-        would = len(run.applied())
         safe, unsafe = fix_counts(result.findings, settings_for)
         more = unsafe if not options.unsafe else 0
         extra = f" ({more} more fixable with --unsafe-fixes)" if more else ""
@@ -87,7 +91,7 @@ def run_fix_modes(options: FixOptions, result: Any, relint: Callable[[], Any],
              f"No fixes to apply{extra}")
         if result.internal_error:
             return result, 2, []
-        return result, 1 if run.plan.changed() else 0, []
+        return result, 1 if any(new[p] != old[p] for p in new) else 0, []
     applied: list = []
     for _round in range(MAX_PASSES):
         run = _plan(result, settings_for, options.unsafe)
@@ -108,6 +112,74 @@ def run_fix_modes(options: FixOptions, result: Any, relint: Callable[[], Any],
     if options.fix_only:
         status = 2 if result.internal_error else 0
     return result, status, applied
+
+
+def _diff_passes(options: FixOptions, result: Any, relint: Callable[[], Any],
+                 settings_for: Callable[[str], Any]) -> tuple[dict, dict, int, Any]:
+    """``--diff``: the passes ``--fix`` would make, in memory. Each pass plans the fixes of the
+    last lint; the texts it would write are put in :func:`lintlora.safeio.overlay`, and the
+    next lint and plan read them there (nothing is written), up to :data:`MAX_PASSES`, until a
+    pass changes nothing. Returns (path -> the text on disk, path -> the text after every
+    pass, the fixes applied in all, the last pass's plan)."""
+    from lintlora.safeio import overlay
+
+    old: dict[str, str] = {}
+    new: dict[str, str] = {}
+    pending: dict[str, bytes] = {}
+    would = 0
+    run = _plan(result, settings_for, options.unsafe)
+    for round_ in range(MAX_PASSES):
+        changed = run.plan.changed()
+        if not changed:
+            break
+        would += len(run.applied())
+        for path in changed:
+            old.setdefault(path, run.plan.old[path])
+            new[path] = run.plan.new[path]
+            pending[path] = run.sources[path].encode(run.plan.new[path])
+        if round_ == MAX_PASSES - 1:
+            break
+        with overlay(pending):
+            again = relint()
+            run = _plan(again, settings_for, options.unsafe)
+    return old, new, would, run
+
+
+def diff_for_output(diff: str, out: Any, environ: Any = None) -> str:
+    """The ``--diff`` text as it is printed: the lines of files a pull request's author wrote.
+
+    - To a terminal (``out.isatty()``): every line's control and format characters shown as
+      escapes (:func:`lintlora.report.escape.visible`; the tab and the line break kept), so
+      an ESC sequence in a file cannot repaint, retitle or hide part of the screen. The diff
+      is then for reading, not for ``git apply``.
+    - In a GitHub Actions job (``GITHUB_ACTIONS=true``, not a terminal): the exact diff,
+      between ``::stop-commands::TOKEN`` and ``::TOKEN::`` with a random token, so a context
+      line reading `` ::error::...`` or holding ``##[`` is not run as a workflow command (the
+      runner's ``ActionCommandManager.TryProcessCommand`` ignores every command, of either
+      form, until the token; ``ActionCommand.TryParseV2`` takes ``::`` after leading white
+      space, ``TryParse`` ``##[`` anywhere; actions/runner ``src/Runner.Worker``). ``git
+      apply`` and ``patch`` skip the two lines (text outside a hunk).
+    - Elsewhere (a pipe, a file): the exact diff.
+    """
+    import os
+
+    environ = os.environ if environ is None else environ
+    isatty = getattr(out, "isatty", None)
+    if callable(isatty) and isatty():
+        from lintlora.fixing import split_lines
+        from lintlora.report.escape import visible
+
+        lines = []
+        for line in split_lines(diff):
+            body = line.rstrip("\r\n")
+            lines.append("\t".join(visible(part) for part in body.split("\t")) + "\n")
+        return "".join(lines)
+    if environ.get("GITHUB_ACTIONS") == "true":
+        import secrets
+
+        token = secrets.token_hex(16)
+        return f"::stop-commands::{token}\n{diff}::{token}::\n"
+    return diff
 
 
 def _report_refusals(run: Any) -> None:

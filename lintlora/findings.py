@@ -123,7 +123,8 @@ class EditOp:
             (``"a.b"``) gets the scalar ``text`` (replaced in place when present, else added
             to its mapping);
         ``"launch_set"``: in the launch command at ``span`` (a shell file), option ``keyword``
-            gets the word ``text`` (replaced, or appended to the command).
+            gets the value ``text`` (replaced, or appended to the command), as the program
+            receives it: the applier shell-quotes it where the shell would split or expand it.
     """
 
     kind: str

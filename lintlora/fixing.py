@@ -32,7 +32,7 @@ How each kind is placed (``EditOp``'s docstring has their meaning):
   start (a block left empty gets ``pass``).
 - YAML/JSON (``yaml_set``, also ``replace``): span-exact text edits from PyYAML's node marks:
   a scalar replaced in place (a quoted scalar stays quoted in its quote style when the new
-  value is a string), a missing key added after its mapping's last entry at the mapping's
+  value is a string), a list's items replaced in its own layout (:func:`_yaml_sequence`), a missing key added after its mapping's last entry at the mapping's
   indentation (JSON: ``, "key": value`` in the object's own layout).
 - Shell (``launch_set``, also ``replace``): the option's value word replaced (``--opt v`` or
   ``--opt=v``), a bare flag given the value, or `` --opt value`` appended to the command's
@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import json
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -52,7 +54,7 @@ from typing import Any, Callable, Iterable, Sequence
 from lintlora.findings import EditOp, Fix, TextEdit
 
 __all__ = ["FixError", "KINDS", "resolve", "apply_edits", "plan", "FixPlan", "FixOutcome",
-           "edits_overlap", "newline_of"]
+           "edits_overlap", "newline_of", "split_lines"]
 
 KINDS = ("replace", "set_keyword", "remove_keyword", "rename_keyword", "insert_after",
          "delete_statement", "yaml_set", "launch_set")
@@ -100,6 +102,25 @@ class _Lines:
     @property
     def count(self) -> int:
         return len(self.starts)
+
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+"""A line break as the fixer, LibCST and PyYAML count lines: ``\r\n``, ``\r``, ``\n`` only
+(not the form feed, U+2028 and the other breaks :meth:`str.splitlines` also splits at)."""
+
+
+def split_lines(text: str) -> list[str]:
+    """``text``'s lines, each with its break (``\r\n``, ``\r`` or ``\n``; the last may have
+    none): the lines the spans and edits count, where :meth:`str.splitlines` would also split
+    at ``\x0b``, ``\x0c``, ``\x1c``-``\x1e``, ``\x85``, U+2028 and U+2029."""
+    out = []
+    at = 0
+    for m in _BREAK.finditer(text):
+        out.append(text[at:m.end()])
+        at = m.end()
+    if at < len(text):
+        out.append(text[at:])
+    return out
 
 
 def newline_of(text: str) -> str:
@@ -180,35 +201,48 @@ def resolve(fix: Fix, text: str, kind: str) -> tuple[TextEdit, ...]:
         raise FixError("a fix whose edits span several files: resolve each file's ops")
     if kind == "notebook":
         by_cell = _notebook_cell_edits(fix.ops, text)
-        return _notebook_edits(text, by_cell, fix.ops[0].span.path)
+        edits = _notebook_edits(text, by_cell, fix.ops[0].span.path)
+        if edits and _parses(text, kind) and not _parses(apply_edits(text, edits), kind):
+            raise FixError("the fix would leave the notebook unparsable")
+        return edits
     edits = _resolve_ops(fix.ops, text, kind)
     _check_disjoint(edits, text)
+    if edits and _parses(text, kind) and not _parses(apply_edits(text, edits), kind):
+        raise FixError("the fix would leave the file unparsable")
     return tuple(edits)
 
 
-def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None = None
-                 ) -> list[TextEdit]:
+def _resolve_ops(ops: Sequence[EditOp], text: str, kind: str, path: str | None = None,
+                 others: str = "") -> list[TextEdit]:
     """The edits of several ops on one text. In Python the text is parsed once, and keywords
-    that several ops add to one call are added together (one edit, in the ops' order)."""
+    that several ops add to one call are added together (one edit, in the ops' order).
+    ``others``: the source of a notebook's other code cells (a variable whose value a
+    ``replace`` edits must not be used there either: :func:`_check_single_use`)."""
     if kind != "python":
         return [e for op in ops for e in _resolve_op(op, text, kind, path)]
     if any(op.span.cell is not None for op in ops) and path is None:
         ops = _databricks_file_spans(ops, text)
-    import libcst as cst
 
     tree: _PyTree | None = None
+    use_tree: Any = None  # for _check_single_use: a _PyTree, or False when none can be had
     edits: list[TextEdit] = []
     groups: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
     for op in ops:
         where = path if path is not None else op.span.path
         if op.kind == "replace" or op.kind not in KINDS:
             edits.extend(_resolve_op(op, text, kind, where))
+            if op.kind == "replace":
+                if use_tree is None:
+                    use_tree = _use_tree(text) if tree is None else tree
+                if use_tree is not False:
+                    _check_single_use(op, use_tree, others)
             continue
         if tree is None:
-            tree = _PyTree(text)
+            tree = _py_tree(text)
         if op.kind == "set_keyword" and op.keyword:
+            _check_value_text(op, "python")
             start, _end = _span_offsets(op.span, tree.lines)
-            call = tree.innermost(start, (cst.Call,))
+            call = tree.call_at(op.span)
             if call is not None and not any(a.keyword is not None and a.keyword.value == op.keyword
                                             for a in call.args):
                 pairs = groups.setdefault(id(call), (call, []))[1]
@@ -252,14 +286,22 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
     if op.kind not in KINDS:
         raise FixError(f"unknown edit kind {op.kind!r}")
     if op.kind == "replace":
+        _check_value_text(op, kind)
+        if kind in ("python", "notebook"):
+            _check_form_feeds(op.span, text)
         lines = _Lines(text)
         start, end = _span_offsets(op.span, lines)
-        return [_edit(path, lines, start, end, op.text)]
+        if kind in ("yaml", "json"):
+            _check_yaml_positions(text)
+            _check_not_shared(text, start, end)
+        new_text = _keep_quotes(text[start:end], op.text) if kind in ("python", "notebook") \
+            else op.text
+        return [_edit(path, lines, start, end, new_text)]
     if kind == "python":
-        return _python_op(op, _PyTree(text), path)
+        return _python_op(op, _py_tree(text), path)
     if op.kind == "launch_set" and kind in ("shell", "yaml"):
         # a launch line: a shell script, a Makefile recipe, a workflow's `run:` step
-        return _launch_set(op, text, path)
+        return _launch_set(op, text, path, kind)
     if kind in ("yaml", "json"):
         if op.kind != "yaml_set":
             raise FixError(f"a {op.kind} edit in a {kind} file")
@@ -269,6 +311,162 @@ def _resolve_op(op: EditOp, text: str, kind: str, path: str | None = None) -> li
             raise FixError(f"a {op.kind} edit in a shell file")
         return _launch_set(op, text, path)
     raise FixError(f"a {op.kind} edit in a file of kind {kind!r}")
+
+
+_PLAIN_STRING = re.compile(r"""(["'])[^"'\\\r\n]*\1\Z""")
+"""A one-line Python string literal with no prefix, escape or quote inside."""
+
+
+def _keep_quotes(old: str, new: str) -> str:
+    """``new`` in ``old``'s quote style when both are plain string literals (a rule writes
+    ``"sdpa"``; the file wrote ``'flash_attention_2'``: ``'sdpa'``), else ``new``."""
+    if _PLAIN_STRING.match(old) and _PLAIN_STRING.match(new) and old[0] != new[0]:
+        return old[0] + new[1:-1] + old[0]
+    return new
+
+
+def _check_value_text(op: EditOp, kind: str) -> None:
+    """Refuse an op whose new text is not one value of the file's language (it would add
+    statements or keys around it): in Python (and a notebook's cells) a ``replace`` or
+    ``set_keyword`` text must be one expression (:func:`libcst.parse_expression`), an
+    ``insert_after`` text one simple statement on one line; in YAML/JSON a ``replace`` text
+    one scalar on one line (:func:`_check_yaml_value`).
+
+    Raises:
+        FixError: the text is not such a value.
+    """
+    if kind in ("python", "notebook"):
+        import libcst as cst
+
+        if op.kind in ("replace", "set_keyword"):
+            try:
+                cst.parse_expression(op.text)
+            except (cst.ParserSyntaxError, RecursionError, MemoryError):
+                raise FixError(f"the new text is not one Python expression: {op.text[:80]!r}"
+                               ) from None
+        elif op.kind == "insert_after":
+            try:
+                statement = cst.parse_statement(op.text)
+            except (cst.ParserSyntaxError, RecursionError, MemoryError):
+                statement = None
+            if (not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1
+                    or _BREAK.search(op.text.rstrip("\r\n"))):
+                raise FixError(f"the new line is not one Python statement: {op.text[:80]!r}")
+    elif kind in ("yaml", "json") and op.kind == "replace":
+        _check_yaml_value(op.text, kind, lists=True)
+
+
+def _check_yaml_value(value: str, kind: str, lists: bool = False) -> None:
+    """Refuse a new YAML/JSON value that is not one: a line break in it, or text that PyYAML
+    (JSON: :func:`json.loads`) reads as anything but one scalar (``x: y``, ``1, "k": 2``,
+    ``a # c``, ``{a: 1}``), or that carries a tag, an anchor or an alias. ``lists``: a flow
+    sequence of such scalars on one line is a value too (``[q_proj, v_proj]``: a ``replace``
+    of a module list).
+
+    Raises:
+        FixError: not one such value on one line.
+    """
+    import yaml
+
+    if _BREAK.search(value) or any(c in value for c in "\x85\u2028\u2029"):
+        raise FixError(f"the new value spans several lines: {value[:80]!r}")
+    if kind == "json":
+        try:
+            loaded = json.loads(value)
+        except ValueError:
+            raise FixError(f"the new value is not one JSON value: {value[:80]!r}") from None
+        items = loaded if lists and isinstance(loaded, list) else [loaded]
+        if any(isinstance(item, (dict, list)) for item in items):
+            raise FixError(f"the new value is not one JSON scalar: {value[:80]!r}")
+        return
+    if re.search(r"(?:^|[\s\[,])[!&*]", value):
+        raise FixError(f"the new value carries a YAML tag, anchor or alias: {value[:80]!r}")
+    try:
+        node = yaml.compose(f"k: {value}\n", Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        node = None
+    ok = isinstance(node, yaml.MappingNode) and len(node.value) == 1
+    if ok:
+        new = node.value[0][1]
+        ok = new.end_mark.index == 3 + len(value.rstrip())
+        if isinstance(new, yaml.SequenceNode) and lists and new.flow_style:
+            ok = ok and all(isinstance(item, yaml.ScalarNode) for item in new.value)
+        elif not isinstance(new, yaml.ScalarNode):
+            ok = False
+    if not ok:
+        raise FixError(f"the new value is not one YAML scalar: {value[:80]!r}")
+
+
+def _check_yaml_positions(text: str) -> None:
+    """Refuse a ``replace`` in a YAML file holding NEL, U+2028 or U+2029: PyYAML counts them
+    as line breaks (``Reader``/``Scanner.forward``, YAML 1.1 §5.4), the fixer does not
+    (:data:`_BREAK`), so a span's line would name another line than the extractor meant.
+
+    Raises:
+        FixError: such a character is in the text.
+    """
+    if any(c in text for c in "\x85\u2028\u2029"):
+        raise FixError("the file holds a line break PyYAML counts and the fixer does not "
+                       "(NEL, U+2028, U+2029)")
+
+
+def _yaml_shared(root: Any) -> tuple[set[int], list[tuple[int, int]]]:
+    """The nodes of a composed YAML document reached more than once (through an alias: an
+    anchored node and every node under it), as ``(ids, ranges)``: their ``id`` s and their
+    ``(start, end)`` character ranges in the text. Editing such a node edits every key that
+    names it (``other: *base``), so no fix may (:func:`_check_not_shared`). Each node is
+    walked once (an alias bomb costs the nodes composed, not their expansion)."""
+    import yaml
+
+    seen: dict[int, int] = {}
+    shared: list[Any] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        key = id(node)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            if seen[key] == 2:
+                shared.append(node)
+            continue
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                stack.extend((k, v))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    ids: set[int] = set()
+    ranges = []
+    stack = list(shared)
+    for node in shared:
+        ranges.append((node.start_mark.index, node.end_mark.index))
+    while stack:
+        node = stack.pop()
+        if id(node) in ids:
+            continue
+        ids.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                stack.extend((k, v))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return ids, ranges
+
+
+def _check_not_shared(text: str, start: int, end: int) -> None:
+    """Refuse a YAML edit of ``[start, end)`` inside a node an alias reaches
+    (:func:`_yaml_shared`).
+
+    Raises:
+        FixError: the edit lies in an anchored, aliased node (or the file does not parse).
+    """
+    root = _yaml_root(text)
+    if root is None:
+        return
+    _ids, ranges = _yaml_shared(root)
+    for s, e in ranges:
+        if (s < end and start < e) or s <= start < e:
+            raise FixError("the value is shared through a YAML alias (&anchor / *alias): "
+                           "editing it would change every key that uses it")
 
 
 def _span_offsets(span: Any, lines: _Lines) -> tuple[int, int]:
@@ -283,18 +481,67 @@ def _span_offsets(span: Any, lines: _Lines) -> tuple[int, int]:
 
 # ---- Python -----------------------------------------------------------------------------------
 
+_FORM_FEED_LINE = re.compile(r"(?m)^[ \t]*\x0c")
+"""A line whose indentation holds a form feed: LibCST's positions on it do not count the
+characters before the statement as the text does (``"\x0cT()"``: ``T`` at column 0, LibCST
+1.x), so no fix places an edit there."""
+
+
+def _form_feed_lines(text: str) -> set[int]:
+    """The 1-based lines of ``text`` that :data:`_FORM_FEED_LINE` matches."""
+    if "\x0c" not in text:
+        return set()
+    lines = _Lines(text)
+    return {lines.position(m.start())[0] for m in _FORM_FEED_LINE.finditer(text)}
+
+
+def _check_form_feeds(span: Any, text: str) -> None:
+    """Refuse a span on a line :data:`_FORM_FEED_LINE` matches.
+
+    Raises:
+        FixError: the span's first or last line is such a line.
+    """
+    bad = _form_feed_lines(text)
+    if bad and (span.line in bad or (span.end_line or span.line) in bad):
+        raise FixError("a form feed in the line's indentation: positions on it are uncertain")
+
+
+def _parse_python(text: str) -> Any:
+    """``text`` parsed by LibCST after the extractor's preflight
+    (:func:`lintlora.extract.pysyntax.preflight`): LibCST's native parser recurses on the C
+    stack, and a file nested a few thousand levels deep kills the process (no ``except``
+    catches that), so such a file is refused first, with CPython's own guarded parser.
+
+    Raises:
+        FixError: the preflight refuses the file, or it does not parse.
+    """
+    import libcst as cst
+
+    from lintlora.extract import ExtractError
+    from lintlora.extract.pysyntax import preflight
+
+    try:
+        preflight(text, None)
+    except ExtractError as exc:
+        raise FixError(f"the file cannot be edited: {exc}") from None
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        raise FixError(f"the file does not parse: {exc.message}") from None
+
+
 class _PyTree:
     """A module parsed once with the positions and parents of its nodes."""
 
     def __init__(self, text: str) -> None:
         import libcst as cst
-        from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+        from libcst.metadata import MetadataWrapper, PositionProvider
 
         try:
-            module = cst.parse_module(text)
+            module = _parse_python(text)
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+            self.wrapper = wrapper
             self.positions = wrapper.resolve(PositionProvider)
-            self.parents = wrapper.resolve(ParentNodeProvider)
         except cst.ParserSyntaxError as exc:
             raise FixError(f"the file does not parse: {exc.message}") from None
         except (RecursionError, MemoryError, KeyError):
@@ -304,12 +551,53 @@ class _PyTree:
         self.module = module
         self.lines = _Lines(text)
         self.text = text
+        self.form_feed_lines = _form_feed_lines(text)
+        self._parents: Any = None
+
+    @property
+    def parents(self) -> Any:
+        """Node -> its parent, resolved on first use (only statement edits need it: a second
+        walk of the tree that most fixes, keyword and value edits, skip)."""
+        if self._parents is None:
+            from libcst.metadata import ParentNodeProvider
+
+            try:
+                self._parents = self.wrapper.resolve(ParentNodeProvider)
+            except (RecursionError, MemoryError, KeyError):
+                raise FixError("the file is nested too deeply to edit") from None
+        return self._parents
 
     def range(self, node: Any) -> tuple[int, int]:
-        """Start and end offsets of a node (its syntactic range)."""
+        """Start and end offsets of a node (its syntactic range).
+
+        Raises:
+            FixError: the node starts or ends on a line whose indentation holds a form feed.
+        """
         pos = self.positions[node]
+        if self.form_feed_lines and (pos.start.line in self.form_feed_lines
+                                     or pos.end.line in self.form_feed_lines):
+            raise FixError("a form feed in the line's indentation: positions on it are "
+                           "uncertain")
         return (self.lines.offset(pos.start.line, pos.start.column + 1),
                 self.lines.offset(pos.end.line, pos.end.column + 1))
+
+    def call_at(self, span: Any) -> Any:
+        """The call a keyword op names: the one whose range is exactly ``span`` when the span
+        has an end (``Trainer(...).train()``: the span of ``.train()``'s call starts where
+        ``Trainer(...)`` does, and the innermost call holding that start is ``Trainer(...)``),
+        else the innermost call holding the span's start (:meth:`innermost`)."""
+        import libcst as cst
+
+        start, end = _span_offsets(span, self.lines)
+        if span.end_line is not None and span.end_column is not None and end > start:
+            for node in self.positions:
+                if isinstance(node, cst.Call):
+                    try:
+                        if self.range(node) == (start, end):
+                            return node
+                    except FixError:
+                        continue
+        return self.innermost(start, (cst.Call,))
 
     def innermost(self, offset: int, types: tuple) -> Any:
         """The smallest node of ``types`` whose range holds ``offset``."""
@@ -318,12 +606,90 @@ class _PyTree:
         for node in self.positions:
             if not isinstance(node, types):
                 continue
-            start, end = self.range(node)
+            try:
+                start, end = self.range(node)
+            except FixError:  # on a form-feed line: not a candidate
+                continue
             if start <= offset < end or (start == offset == end):
                 size = end - start
                 if best is None or size < best_size:
                     best, best_size = node, size
         return best
+
+
+_MAGIC_LINE = re.compile(r"(?m)^([ \t]*)[%!?][^\r\n]*")
+"""An IPython line (``%pip``, ``%%capture``, ``!nvidia-smi``, ``?obj``) in a notebook cell."""
+
+
+def _use_tree(text: str) -> Any:
+    """A :class:`_PyTree` of ``text`` for :func:`_check_single_use`: a notebook cell's IPython
+    lines (:data:`_MAGIC_LINE`) read as ``pass`` (same lines; the columns of other lines
+    kept), or ``False`` when even that does not parse (the check is then skipped: only a
+    ``replace``'s own span is edited, as before)."""
+    try:
+        return _py_tree(text)
+    except FixError:
+        pass
+    blanked = _MAGIC_LINE.sub(lambda m: m.group(1) + "pass", text)
+    if blanked == text:
+        return False
+    try:
+        return _py_tree(blanked)
+    except FixError:
+        return False
+
+
+def _check_single_use(op: EditOp, tree: "_PyTree", others: str = "") -> None:
+    """Refuse a ``replace`` of the value a variable is assigned (``dt = torch.float16``, the
+    origin "variable" the extractor resolved) when the variable is read more than once: the
+    rule checked one use (``torch_dtype=dt``), and the edit would change every other
+    (``torch.ones(3, dtype=dt)``) too. Reads are LibCST's ``LOAD`` contexts of the name in
+    the module (an attribute ``x.dt`` and a keyword ``dt=`` are other names); in a notebook,
+    any mention of the name in another code cell (``others``) counts as a read.
+
+    Raises:
+        FixError: the variable is read more than once.
+    """
+    import libcst as cst
+    from libcst.metadata import ExpressionContext, ExpressionContextProvider
+
+    start, end = _span_offsets(op.span, tree.lines)
+    names: set[str] = set()
+    for node in tree.positions:
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+            try:
+                vs, ve = tree.range(node.value)
+            except FixError:
+                continue
+            if (vs, ve) == (start, end):  # the whole value, not a part of a call
+                targets = ([t.target for t in node.targets] if isinstance(node, cst.Assign)
+                           else [node.target])
+                names.update(t.value for t in targets if isinstance(t, cst.Name))
+    if not names:
+        return
+    contexts = tree.wrapper.resolve(ExpressionContextProvider)
+    reads = 0
+    for node, context in contexts.items():
+        if (isinstance(node, cst.Name) and node.value in names
+                and context is ExpressionContext.LOAD
+                and not (isinstance(tree.parents.get(node), cst.Attribute)
+                         and tree.parents[node].attr is node)):
+            reads += 1
+    elsewhere = any(re.search(rf"(?<![\w.]){re.escape(n)}\b", others) for n in names)
+    if reads > 1 or elsewhere:
+        raise FixError(f"the variable {sorted(names)[0]} is used elsewhere too: editing its value "
+                       "would change those uses")
+
+
+@functools.lru_cache(maxsize=2)
+def _py_tree(text: str) -> "_PyTree":
+    """The :class:`_PyTree` of ``text``, kept for the next fix on the same text: :func:`plan`
+    places each fix against a file's one text, and parsing it with positions costs about a
+    second per 2,000 lines (measured, LibCST 1.x), so a file with a hundred fixable findings
+    took minutes when each fix parsed it again (``bench/bench_fix_plan.py``: 466 s, now
+    4.6 s). Two entries: the file and, for a notebook, the cell being fixed (the trees are
+    read only)."""
+    return _PyTree(text)
 
 
 def _python_op(op: EditOp, tree: "_PyTree", path: str) -> list[TextEdit]:
@@ -334,11 +700,12 @@ def _python_op(op: EditOp, tree: "_PyTree", path: str) -> list[TextEdit]:
     if op.kind in ("set_keyword", "remove_keyword", "rename_keyword"):
         if not op.keyword:
             raise FixError(f"a {op.kind} edit without a keyword")
-        call = tree.innermost(start, (cst.Call,))
+        call = tree.call_at(op.span)
         if call is None:
             raise FixError(f"no call at line {op.span.line}")
         return _keyword_op(op, call, tree, path)
     if op.kind == "insert_after":
+        _check_value_text(op, "python")
         statement = tree.innermost(start, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
         if statement is None:
             raise FixError(f"no statement at line {op.span.line}")
@@ -351,8 +718,30 @@ def _python_op(op: EditOp, tree: "_PyTree", path: str) -> list[TextEdit]:
     raise FixError(f"a {op.kind} edit in a Python file")
 
 
+def _check_not_in_fstring(node: Any, tree: "_PyTree") -> None:
+    """Refuse an edit of a call inside an f-string's replacement field: the new text's quotes
+    would end the f-string before Python 3.12 (PEP 701), which LibCST's parser accepts.
+
+    Raises:
+        FixError: an f-string holds the node.
+    """
+    import libcst as cst
+
+    parent = tree.parents.get(node)
+    for _ in range(10_000):  # bounded: the tree's depth is
+        if parent is None:
+            return
+        if isinstance(parent, cst.FormattedString):
+            raise FixError("the call is inside an f-string")
+        parent = tree.parents.get(parent)
+
+
 def _keyword_op(op: EditOp, call: Any, tree: _PyTree, path: str) -> list[TextEdit]:
     import libcst as cst
+
+    _check_not_in_fstring(call, tree)
+    if op.kind == "set_keyword":
+        _check_value_text(op, "python")
 
     lines = tree.lines
     text = tree.text
@@ -422,6 +811,11 @@ def _append_keywords(pairs: list[tuple[str, str]], call: Any, tree: _PyTree, pat
         if not keyword.isidentifier():
             raise FixError(f"not a keyword name: {keyword!r}")
     args = list(call.args)
+    if any(a.star == "**" for a in args):
+        # `T(**cfg)`: the dict may hold the keyword already (a TypeError at the call) or set
+        # it after lintlora's value; lintlora cannot see which
+        raise FixError("the call passes **kwargs, which may set the keyword already")
+    _check_not_in_fstring(call, tree)
     lines = tree.lines
     text = tree.text
     items = [f"{k}={v}" for k, v in pairs]
@@ -546,8 +940,17 @@ def _delete_statement(small: Any, tree: _PyTree, path: str) -> list[TextEdit]:
 # ---- YAML and JSON ----------------------------------------------------------------------------
 
 def _yaml_root(text: str) -> Any:
+    """The one document of ``text`` composed by PyYAML (its C loader when built).
+
+    Raises:
+        FixError: it does not parse, holds several documents, or holds U+FEFF (libyaml does
+            not count a byte-order mark in its marks' offsets: a second BOM after the one the
+            read removed would shift every edit by one character).
+    """
     import yaml
 
+    if "\ufeff" in text:
+        raise FixError("a byte-order mark (U+FEFF) inside the text: positions are uncertain")
     try:
         return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
@@ -591,10 +994,16 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
     root = _yaml_root(text)
     if root is None:
         raise FixError("an empty document")
+    # one scalar, or a one-line flow list of scalars that replaces a list (_yaml_sequence)
+    _check_yaml_value(_scalar_text(op.text, kind), kind, lists=True)
+    shared, _ranges = _yaml_shared(root)
     lines = _Lines(text)
     node = root
     depth = 0
     while depth < len(keys):
+        if id(node) in shared:
+            raise FixError("the value is shared through a YAML alias (&anchor / *alias): "
+                           "editing it would change every key that uses it")
         if not isinstance(node, yaml.MappingNode):
             raise FixError(f"{'.'.join(keys[:depth]) or 'the document'} is not a mapping")
         found = None
@@ -606,8 +1015,15 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
         found_key, node = found
         depth += 1
     if depth == len(keys):
+        if isinstance(node, yaml.SequenceNode):
+            return _yaml_sequence(node, op, text, kind, lines, path)
         if not isinstance(node, yaml.ScalarNode):
             raise FixError(f"{op.keyword} is not a scalar")
+        if id(node) in shared:
+            raise FixError("the value is shared through a YAML alias (&anchor / *alias): "
+                           "editing it would change every key that uses it")
+        if node.style in ("|", ">"):
+            raise FixError(f"{op.keyword} is a block scalar (| or >): edit it by hand")
         new = _scalar_text(op.text, kind, node)
         start, end = node.start_mark.index, node.end_mark.index
         if text[start:end] == new:
@@ -618,8 +1034,83 @@ def _yaml_set(op: EditOp, text: str, kind: str, path: str) -> list[TextEdit]:
                 raise FixError(f"{op.keyword}: the key's colon cannot be found")
             start = end = colon + 1
             new = " " + new
-        return [_edit(path, lines, start, end, new)]
-    return _yaml_add(node, keys[depth:], op.text, text, kind, lines, path)
+        edits = [_edit(path, lines, start, end, new)]
+    else:
+        edits = _yaml_add(node, keys[depth:], op.text, text, kind, lines, path)
+    _check_yaml_result(apply_edits(text, edits), keys, _scalar_text(op.text, kind), kind)
+    return edits
+
+
+def _check_yaml_result(new_text: str, keys: list[str], scalar: str, kind: str) -> None:
+    """Refuse a ``yaml_set`` whose result does not read as intended: the key path ``keys``
+    must lead, in the new text composed again, to a scalar whose value is the new scalar's
+    (a key added to another mapping than meant, or a value that did not land where it was
+    written, is refused; the fixer then offers nothing).
+
+    Raises:
+        FixError: the new text does not parse, or the path does not hold the value.
+    """
+    import yaml
+
+    root = _yaml_root(new_text)
+    node = root
+    for key in keys:
+        if not isinstance(node, yaml.MappingNode):
+            node = None
+            break
+        found = None
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+                found = value_node
+        node = found
+    expected = yaml.compose(f"k: {scalar}\n", Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    want = expected.value[0][1]
+    if not isinstance(node, yaml.ScalarNode) or (node.value, node.tag) != (want.value, want.tag):
+        raise FixError(f"{'.'.join(keys)}: the edit would not set the value where it is read")
+
+
+_PLAIN_ITEM = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
+"""A list item written unquoted (a module name): YAML reads it back as the same string."""
+
+
+def _yaml_sequence(node: Any, op: EditOp, text: str, kind: str, lines: _Lines, path: str
+                   ) -> list[TextEdit]:
+    """A list's items replaced by those of ``op.text`` (a flow list of strings, ``["a", "b"]``)
+    in the list's own layout: a flow list stays one (``[a, b]``), a block list gets one
+    ``- item`` line per item at the first item's column; items keep the first item's quoting
+    (plain where the old one was plain and the name needs no quotes). Refused (FixError) for
+    an empty new list, items that are not strings, and a block list with a comment between
+    its items (it would be lost)."""
+    import yaml
+
+    try:
+        items = yaml.safe_load(op.text)
+    except yaml.YAMLError:
+        items = None
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
+        raise FixError(f"{op.keyword}: not a list of names: {op.text[:80]!r}")
+    if not node.value:
+        raise FixError(f"{op.keyword}: an empty list")
+    style = getattr(node.value[0], "style", None)
+
+    def item(name: str) -> str:
+        if kind == "json" or style == '"' or not _PLAIN_ITEM.match(name):
+            return json.dumps(name, ensure_ascii=False) if style != "'" or "'" in name \
+                else f"'{name}'"
+        return f"'{name}'" if style == "'" else name
+
+    if node.flow_style or kind == "json":
+        start, end = node.start_mark.index, node.end_mark.index
+        new = "[" + ", ".join(item(i) for i in items) + "]"
+    else:
+        start, end = node.start_mark.index, node.value[-1].end_mark.index
+        if "#" in text[start:end]:
+            raise FixError(f"{op.keyword}: a comment between the list's items would be lost")
+        column = node.start_mark.column
+        new = (newline_of(text) + " " * column).join(f"- {item(i)}" for i in items)
+    if text[start:end] == new:
+        return []
+    return [_edit(path, lines, start, end, new)]
 
 
 def _yaml_add(mapping: Any, keys: list[str], value: str, text: str, kind: str, lines: _Lines,
@@ -630,6 +1121,10 @@ def _yaml_add(mapping: Any, keys: list[str], value: str, text: str, kind: str, l
         return _flow_add(mapping, keys, new_value, text, kind, lines, path)
     if not mapping.value:
         raise FixError("an empty block mapping")
+    last_key, last = mapping.value[-1]
+    if last.start_mark.index < last_key.end_mark.index:
+        # `c: *b`: the alias's node is the anchor's, its marks are there, not after `c:`
+        raise FixError("the mapping ends with an alias (*name): where it ends is not known")
     first_key = mapping.value[0][0]
     indent = " " * first_key.start_mark.column
     step = "  "
@@ -685,11 +1180,23 @@ def _flow_add(mapping: Any, keys: list[str], new_value: str, text: str, kind: st
 
 # ---- shell ------------------------------------------------------------------------------------
 
-_WORD = re.compile(r"""(?:[^\s'"\\#]|\\.|'[^']*'|"(?:[^"\\]|\\.)*"|(?<=\S)\#)+""")
+_WORD = re.compile(r"""(?:[^\s'"\\#;&|()]|\\.|'[^']*'|"(?:[^"\\]|\\.)*"|(?<=\S)\#|(?<=[<>])&|&(?=>))+""")
+"""A shell word: unquoted characters other than blanks, ``#`` starting a word and the
+control characters ``;``, ``&``, ``|``, ``(``, ``)`` (an ``&`` of a redirection, ``2>&1``,
+``&>``, belongs to the word), backslash escapes, quoted strings."""
+
+_CONTROL = re.compile(r"&&|\|\||;;|\|&|[;&|()]")
+"""A shell control operator (bash(1), DEFINITIONS): it ends one command and begins another."""
+
+_LAUNCHERS = ("python", "python3", "torchrun", "accelerate", "deepspeed", "llamafactory-cli",
+              "axolotl", "tune", "litgpt", "uv", "srun", "mpirun", "composer")
+"""Commands that start a training run (a segment holding one, or a ``*.py`` word, is the
+run's command when a line holds several)."""
 
 
 def _shell_words(line: str) -> list[tuple[int, int]]:
-    """(start, end) of each word of one line, up to a comment."""
+    """(start, end) of each word of one line, up to a comment; a control operator is a word
+    of its own (:data:`_CONTROL`)."""
     out = []
     i = 0
     while i < len(line):
@@ -698,6 +1205,11 @@ def _shell_words(line: str) -> list[tuple[int, int]]:
             continue
         if line[i] == "#":
             break
+        m = _CONTROL.match(line, i)
+        if m:
+            out.append((i, m.end()))
+            i = m.end()
+            continue
         m = _WORD.match(line, i)
         if not m or m.end() == i:
             i += 1
@@ -707,9 +1219,53 @@ def _shell_words(line: str) -> list[tuple[int, int]]:
     return out
 
 
-def _launch_set(op: EditOp, text: str, path: str) -> list[TextEdit]:
-    if not op.keyword or not op.keyword.startswith("-"):
-        raise FixError("a launch_set edit without an option")
+def _run_segment(segments: list[list[tuple[int, int]]], text: str, opt: str
+                 ) -> list[tuple[int, int]]:
+    """The words of the command a ``launch_set`` edits among the commands of one logical line
+    (split at control operators): the last one naming the option, else the one command, else
+    the last that starts a run (:data:`_LAUNCHERS`, a ``*.py`` word).
+
+    Raises:
+        FixError: no command, or several and none recognisable as the run.
+    """
+    segments = [seg for seg in segments if seg]
+    if not segments:
+        raise FixError("no command on the launch line")
+    naming = [seg for seg in segments
+              if any(text[s:e] == opt or text[s:e].startswith(opt + "=") for s, e in seg)]
+    if naming:
+        return naming[-1]
+    if len(segments) == 1:
+        return segments[0]
+    runs = [seg for seg in segments
+            if any(os.path.basename(text[s:e]) in _LAUNCHERS or text[s:e].endswith(".py")
+                   for s, e in seg)]
+    if not runs:
+        raise FixError("several commands on the launch line, none recognisably the run")
+    return runs[-1]
+
+
+_NUMBER = re.compile(r"-(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+"""A negative number (``-1``, ``-0.5``, ``-1e-3``): an option's value, not an option."""
+
+
+def _launch_set(op: EditOp, text: str, path: str, kind: str = "shell") -> list[TextEdit]:
+    """The option's value set in the launch command at the span's line (module docstring).
+
+    The option's *last* occurrence is edited (argparse and HfArgumentParser keep the last
+    value given); a value word may be a negative number (``--max_steps -1``); in a line of
+    several commands (``cd x && python t.py ...``), only the run's (:func:`_run_segment`). The
+    new value is one shell word (``shlex.quote`` unless plain) without control characters;
+    in a YAML file (a workflow's ``run:`` step) also without ``#``, ``:``, quotes or
+    backslashes, which would change the YAML scalar around it.
+
+    Raises:
+        FixError: no option name, a value that is not one word here, no command.
+    """
+    if not op.keyword or not re.fullmatch(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*", op.keyword):
+        raise FixError(f"a launch_set edit without an option name: {op.keyword!r}")
+    if not (op.text or "").isprintable():
+        raise FixError(f"a launch value with control characters: {op.text[:80]!r}")
     lines = _Lines(text)
     first = op.span.line
     if not 1 <= first <= lines.count:
@@ -718,29 +1274,39 @@ def _launch_set(op: EditOp, text: str, path: str) -> list[TextEdit]:
     while last < lines.count and lines.line_text(last).endswith("\\"):
         last += 1
     value = op.text if re.fullmatch(r"[A-Za-z0-9_.,:/@%+=-]+", op.text or "x") else shlex.quote(op.text)
+    if kind == "yaml" and re.search(r"[#:'\"\\]", value):
+        raise FixError(f"a launch value that would change the YAML around it: {value[:80]!r}")
     words: list[tuple[int, int]] = []  # offsets in the text
     for number in range(first, last + 1):
         line_text = lines.line_text(number)
         body = line_text[:-1] if line_text.endswith("\\") else line_text
         base = lines.starts[number - 1]
         words.extend((base + s, base + e) for s, e in _shell_words(body))
+    segments: list[list[tuple[int, int]]] = [[]]
+    for s, e in words:
+        if _CONTROL.fullmatch(text[s:e]):
+            segments.append([])
+        else:
+            segments[-1].append((s, e))
+    words = _run_segment(segments, text, op.keyword)
     opt = op.keyword
-    for i, (s, e) in enumerate(words):
+    for i in range(len(words) - 1, -1, -1):
+        s, e = words[i]
         word = text[s:e]
         if word == opt:
-            if i + 1 < len(words) and not text[words[i + 1][0]:words[i + 1][1]].startswith("-"):
-                vs, ve = words[i + 1]
-                if text[vs:ve] == value:
-                    return []
-                return [_edit(path, lines, vs, ve, value)]
+            if i + 1 < len(words):
+                following = text[words[i + 1][0]:words[i + 1][1]]
+                if not following.startswith("-") or _NUMBER.fullmatch(following):
+                    vs, ve = words[i + 1]
+                    if following == value:
+                        return []
+                    return [_edit(path, lines, vs, ve, value)]
             return [_edit(path, lines, e, e, f" {value}")]  # a bare flag gets the value
         if word.startswith(opt + "="):
             vs = s + len(opt) + 1
             if text[vs:e] == value:
                 return []
             return [_edit(path, lines, vs, e, value)]
-    if not words:
-        raise FixError(f"no command at line {first}")
     end = words[-1][1]
     return [_edit(path, lines, end, end, f" {opt} {value}")]
 
@@ -899,8 +1465,9 @@ def _notebook_cell_edits(ops: Sequence[EditOp], text: str) -> dict[int, list[Tex
         by_cell.setdefault(cell, []).append(op)
     out: dict[int, list[TextEdit]] = {}
     for cell, cell_ops in by_cell.items():
+        others = "\n".join(_cell_source(c) for i, c in enumerate(cells, 1) if i != cell)
         out[cell] = _resolve_ops(cell_ops, _cell_source(cells[cell - 1]), "python",
-                                 path=cell_ops[0].span.path)
+                                 path=cell_ops[0].span.path, others=others)
     for cell, edits in out.items():
         apply_edits(_cell_source(cells[cell - 1]), edits)  # overlap check
     return out
@@ -926,7 +1493,7 @@ def _notebook_edits(text: str, by_cell: dict[int, list[TextEdit]], path: str
             result.append(_edit(path, lines, s, e, json.dumps(new_source, ensure_ascii=ascii_only)))
             continue
         old = [value for _s, _e, value in tokens.tokens]
-        new = new_source.splitlines(keepends=True)
+        new = split_lines(new_source)
         prefix = 0
         while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
             prefix += 1
@@ -1022,8 +1589,7 @@ def plan(fixes: Sequence[Fix], read: Callable[[str], tuple[str, str]]) -> FixPla
     """
     result = FixPlan()
     accepted: dict[str, list[tuple[int, int]]] = {}  # path -> offset ranges (file or cell level)
-    cell_level: dict[str, dict[int, list[TextEdit]]] = {}
-    flat: dict[str, list[TextEdit]] = {}
+    taken_items: list[tuple[int, dict, dict]] = []  # (outcome index, its file and cell edits)
     cell_sources: dict[str, list[_SourceTokens]] = {}
 
     def text_of(path: str) -> tuple[str, str]:
@@ -1078,12 +1644,10 @@ def plan(fixes: Sequence[Fix], read: Callable[[str], tuple[str, str]]) -> FixPla
                 continue
             for path, items in pending_flat.items():
                 accepted.setdefault(path, []).extend((s, e) for s, e, _ in items)
-                flat.setdefault(path, []).extend(e for _s, _e, e in items)
             for path, cells in pending_cells.items():
                 for cell, items in cells.items():
                     accepted.setdefault(f"{path}\0{cell}", []).extend((s, e) for s, e, _ in items)
-                    cell_level.setdefault(path, {}).setdefault(cell, []).extend(
-                        e for _s, _e, e in items)
+            taken_items.append((len(result.outcomes), pending_flat, pending_cells))
             result.outcomes.append(FixOutcome(fix, "applied", tuple(resolved)))
         except (FixError, OSError, RecursionError) as exc:
             result.outcomes.append(FixOutcome(fix, "error", (), str(exc) or type(exc).__name__))
@@ -1091,12 +1655,107 @@ def plan(fixes: Sequence[Fix], read: Callable[[str], tuple[str, str]]) -> FixPla
             result.outcomes.append(FixOutcome(
                 fix, "error", (), f"internal error placing the fix ({type(exc).__name__}: "
                                   f"{str(exc)[:200]}); please report it"))
-    for path, edits in flat.items():
-        result.new[path] = apply_edits(result.old[path], edits)
-    for path, by_cell in cell_level.items():
-        result.new[path] = apply_edits(result.old[path],
-                                       _notebook_edits(result.old[path], by_cell, path))
+    _compose(result, taken_items)
     return result
+
+
+def _compose(result: FixPlan, taken: list[tuple[int, dict, dict]]) -> None:
+    """Fill ``result.new`` with the accepted fixes' edits, then check each changed file still
+    parses as its kind did (:func:`_parses`). In a file the fixes together would leave
+    unparsable, the fixes that break it alone are dropped (all of that file's, when none
+    does alone): their outcomes become ``"error"`` ("would leave the file unparsable"), and
+    the texts are composed again without them (a fix is applied whole or not at all, in
+    every file it names). At most one round per fix."""
+    while True:
+        result.new.clear()
+        flat: dict[str, list[TextEdit]] = {}
+        cell_level: dict[str, dict[int, list[TextEdit]]] = {}
+        for _index, pending_flat, pending_cells in taken:
+            for path, items in pending_flat.items():
+                flat.setdefault(path, []).extend(e for _s, _e, e in items)
+            for path, cells in pending_cells.items():
+                for cell, items in cells.items():
+                    cell_level.setdefault(path, {}).setdefault(cell, []).extend(
+                        e for _s, _e, e in items)
+        for path, edits in flat.items():
+            result.new[path] = apply_edits(result.old[path], edits)
+        for path, by_cell in cell_level.items():
+            result.new[path] = apply_edits(result.old[path],
+                                           _notebook_edits(result.old[path], by_cell, path))
+        broken = {path for path in result.changed()
+                  if not _parses(result.new[path], result.kinds[path])
+                  and _parses(result.old[path], result.kinds[path])}
+        if not broken:
+            return
+        touching = [item for item in taken if broken & (set(item[1]) | set(item[2]))]
+        # the fixes that break a file alone go; when none does alone, all those in it go
+        bad = [item for item in touching if not _item_parses(result, item)] or touching
+        for index, _flat, _cells in bad:
+            old = result.outcomes[index]
+            result.outcomes[index] = FixOutcome(
+                old.fix, "error", (), "not applied: it would leave the file unparsable")
+        taken = [item for item in taken if item not in bad]
+
+
+def _item_parses(result: FixPlan, item: tuple[int, dict, dict]) -> bool:
+    """Whether one accepted fix alone leaves every file it names parsing (:func:`_parses`)."""
+    _index, pending_flat, pending_cells = item
+    for path, items in pending_flat.items():
+        new = apply_edits(result.old[path], [e for _s, _e, e in items])
+        if not _parses(new, result.kinds[path]) and _parses(result.old[path], result.kinds[path]):
+            return False
+    for path, cells in pending_cells.items():
+        by_cell = {cell: [e for _s, _e, e in items] for cell, items in cells.items()}
+        new = apply_edits(result.old[path], _notebook_edits(result.old[path], by_cell, path))
+        if not _parses(new, result.kinds[path]) and _parses(result.old[path], result.kinds[path]):
+            return False
+    return True
+
+
+_PARSES: dict[tuple[bytes, str], bool] = {}
+""":func:`_parses`' answers by text digest and kind (at most :data:`_PARSES_MAX`; texts not kept)."""
+
+_PARSES_MAX = 256
+
+
+def _parses(text: str, kind: str) -> bool:
+    """Whether ``text`` parses as a file of ``kind`` (:func:`_parses_uncached`), memoized by
+    the text's BLAKE2 digest (a report resolves each finding's fix against the same file)."""
+    import hashlib
+
+    key = (hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest(), kind)
+    if key not in _PARSES:
+        if len(_PARSES) >= _PARSES_MAX:
+            _PARSES.clear()
+        _PARSES[key] = _parses_uncached(text, kind)
+    return _PARSES[key]
+
+
+def _parses_uncached(text: str, kind: str) -> bool:
+    """Whether ``text`` parses as a file of ``kind``: Python with LibCST (the parser the
+    extractor and the fixer use, after the extractor's preflight: :func:`_parse_python`), a notebook and JSON with :func:`json.loads` (a notebook's
+    code cells with LibCST too, a cell holding IPython magics excepted), YAML with PyYAML's
+    composer (one document, as :func:`_yaml_root`). A shell file is not checked."""
+    try:
+        if kind == "python":
+            _parse_python(text)
+        elif kind == "notebook":
+            doc = json.loads(text.lstrip("\ufeff"))
+            for cell in doc.get("cells", ()) if isinstance(doc, dict) else ():
+                if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                    continue
+                source = cell.get("source", "")
+                source = "".join(source) if isinstance(source, list) else str(source)
+                if re.search(r"(?m)^[ \t]*[%!?]", source):
+                    continue  # IPython syntax LibCST does not read
+                _parse_python(source)
+        elif kind == "json":
+            json.loads(text.lstrip("\ufeff"))
+        elif kind == "yaml":
+            _yaml_root(text)
+    except Exception:  # noqa: BLE001 - any parser failure (syntax, recursion, FixError) is "no"
+        return False
+    return True
 
 
 def with_path(edits: Iterable[TextEdit], path: str) -> tuple[TextEdit, ...]:

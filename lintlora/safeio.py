@@ -22,15 +22,18 @@ This module is in the model layer: it imports nothing of lintlora.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
 import stat
+from typing import Iterator
 
 __all__ = [
     "UnsafeFileError",
     "read_bounded",
     "read_text_bounded",
+    "overlay",
     "describe_mode",
     "project_root",
     "work_tree_root",
@@ -117,9 +120,16 @@ def read_bounded(path: str | os.PathLike, max_bytes: int, *, follow_links: bool 
         if info.st_size > max_bytes:
             raise UnsafeFileError(f"file is {_size(info.st_size)}, above the {_size(max_bytes)} "
                                   f"limit", os.fspath(path), "size")
+        pending = _OVERLAY.get(os.path.realpath(path)) if _OVERLAY else None
+        if pending is not None and len(pending) > max_bytes:
+            raise UnsafeFileError(f"file is {_size(len(pending))}, above the {_size(max_bytes)} "
+                                  f"limit", os.fspath(path), "size")
     except BaseException:
         os.close(fd)
         raise
+    if pending is not None:
+        os.close(fd)
+        return pending
     with open(fd, "rb", buffering=0) as handle:
         # what fstat announced (+1, to see growth) in one read, not a buffer of the whole bound
         # (a 5 MiB allocation per file cost a cached run over 600 files 20 ms); a file that
@@ -139,6 +149,26 @@ def read_bounded(path: str | os.PathLike, max_bytes: int, *, follow_links: bool 
         raise UnsafeFileError(f"file is above the {_size(max_bytes)} limit", os.fspath(path),
                               "size")
     return data
+
+
+_OVERLAY: dict[str, bytes] = {}
+"""Real path -> the bytes :func:`read_bounded` returns for that file instead of its own, while
+:func:`overlay` holds them (``--diff`` lints the text ``--fix`` would write, in memory)."""
+
+
+@contextlib.contextmanager
+def overlay(files: "dict[str, bytes]") -> Iterator[None]:
+    """While the block runs, :func:`read_bounded` of a file of ``files`` (path -> bytes)
+    returns those bytes in place of the file's own, after every check of the real file (it
+    must still be a regular file, not a link where links are refused; the bytes must be within
+    the bound). Forked workers (:mod:`lintlora.parallel`) inherit it. Not reentrant."""
+    previous = dict(_OVERLAY)
+    _OVERLAY.update({os.path.realpath(p): bytes(d) for p, d in files.items()})
+    try:
+        yield
+    finally:
+        _OVERLAY.clear()
+        _OVERLAY.update(previous)
 
 
 def read_text_bounded(path: str | os.PathLike, max_bytes: int, *, follow_links: bool = True,

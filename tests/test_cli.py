@@ -235,8 +235,8 @@ def test_rules_lists_codes_names_severities(work):
     assert any(line.split()[:3] == ["TS001", "bad-call", "warning"] for line in lines)
     assert any(line.startswith("LL900") for line in lines)
     doc = json.loads(invoke("rules", "--format", "json").output)
-    assert {"code": "TS002", "name": "gc-off", "severity": "error", "summary": "Checkpointing off",
-            "help_uri": None, "origin": "plugin (engine_stubs)"} in doc  # not lintlora's: a plugin
+    assert {"code": "TS002", "name": "gc-off", "severity": "error", "fix": "none", "fixes": {},
+            "summary": "Checkpointing off", "help_uri": None, "origin": "plugin (engine_stubs)"} in doc  # not lintlora's: a plugin
     assert doc[[r["code"] for r in doc].index("LL000")]["origin"] == "built-in"
 
 

@@ -53,10 +53,13 @@ def invoke(*args):
     return CliRunner().invoke(app, ["--no-cache", *args], catch_exceptions=False)
 
 
-def test_plain_lint_is_unchanged_and_says_nothing_about_fixes(work):
+def test_plain_lint_is_unchanged_and_its_report_counts_the_fixes(work):
+    """A plain lint changes nothing; its text report closes as ruff's does: the fixable
+    findings counted (the safe one marked ``[*]``), the unsafe ones as "more"."""
     result = invoke("train.py")
     assert result.exit_code == 1
-    assert "fixable" not in result.output and (work / "train.py").read_text() == TRAIN
+    assert (work / "train.py").read_text() == TRAIN
+    assert "[*] 1 fixable with --fix (1 more with --unsafe-fixes)." in result.output.splitlines()
 
 
 def test_diff_prints_the_change_and_changes_nothing(work):

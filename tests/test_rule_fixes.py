@@ -26,7 +26,10 @@ FIXTURES = ROOT / "fixtures" / "fix"
 
 
 def _is_source(p: Path) -> bool:
-    return p.is_file() and ".fixed." not in p.name and p.suffix in (".py", ".ipynb", ".yml", ".yaml")
+    """A fixture whose fix is pinned (``<style>.nofix.<ext>``: a finding that carries no fix,
+    checked by tests/test_fix_matrix.py)."""
+    return p.is_file() and ".fixed." not in p.name and ".nofix." not in p.name \
+        and p.suffix in (".py", ".ipynb", ".yml", ".yaml")
 
 
 SOURCES = sorted(p for p in FIXTURES.rglob("*") if _is_source(p))
@@ -34,7 +37,10 @@ SOURCES = sorted(p for p in FIXTURES.rglob("*") if _is_source(p))
 NOTEBOOK_ARGS = {"LL001/notebook.ipynb": "--gpu a100-40gb", "LL002/notebook.ipynb": "--gpu a100-80gb",
                  "LL006/notebook.ipynb": "--gpu a100-80gb", "LL007/notebook.ipynb": "--gpu a100-80gb",
                  "LL004/notebook.ipynb": "--gpu a100-80gb",
-                 "LL009/notebook.ipynb": "--gpu a100-80gb"}
+                 "LL009/notebook.ipynb": "--gpu a100-80gb", "LL010/notebook.ipynb": "--gpu t4",
+                 "LL003/notebook.ipynb": "--gpu rtx4090", "LL008/notebook.ipynb": "--gpu rtx4090",
+                 "LL014/notebook.ipynb": "--gpu a100-80gb", "LL017/notebook.ipynb": "--gpu t4",
+                 "LL020/notebook.ipynb": "--gpu a100-80gb", "LL024/notebook.ipynb": "--gpu a100-80gb"}
 """The settings of the notebook fixtures (a notebook has no header comment)."""
 
 OPS = {
@@ -95,6 +101,46 @@ OPS = {
     "LL020/trl.py": [("rename_keyword", "max_seq_length", "max_length", 9)],
     "LL020/trl_default.py": [("set_keyword", "max_length", "4096", 10)],
     "LL024/trainer.py": [("set_keyword", "bnb_4bit_quant_storage", "torch.bfloat16", 7)],
+    # issue 17's acceptance matrix (tests/test_fix_matrix.py): the rest of the styles
+    "LL002/litgpt.yaml": [('yaml_set', 'precision', 'bf16-mixed', 9)],
+    "LL002/llama_factory.yaml": [('yaml_set', 'fp16', 'false', 17), ('yaml_set', 'bf16', 'true', 1)],
+    "LL002/torchtune.yaml": [('yaml_set', 'dtype', 'bf16', 89)],
+    "LL003/axolotl.yml": [('yaml_set', 'lora_target_modules', '["q_proj", "v_proj"]', 7)],
+    "LL003/litgpt.yaml": [('yaml_set', 'lora_head', 'false', 45)],
+    "LL003/llama_factory.yaml": [('yaml_set', 'lora_target', 'q_proj,v_proj', 8)],
+    "LL003/notebook.ipynb": [('replace', None, 'None', 6)],
+    "LL003/torch.py": [('replace', None, '["q_proj", "v_proj"]', 9)],
+    "LL003/torchtune.yaml": [('yaml_set', 'model.apply_lora_to_output', 'False', 26)],
+    "LL006/trl.py": [('delete_statement', None, '', 11)],
+    "LL002/databricks.py": [("rename_keyword", "fp16", "bf16", 1), ("replace", None, "torch.bfloat16", 1)],
+    "LL007/litgpt.yaml": [('yaml_set', 'data.init_args.num_workers', '16', 55)],
+    "LL007/axolotl.yml": [('yaml_set', 'dataloader_num_workers', '16', 12)],
+    "LL007/trl.py": [('replace', None, '16', 11)],
+    "LL008/litgpt.yaml": [("yaml_set", "train.micro_batch_size", "1", 69),
+                          ("yaml_set", "train.global_batch_size", "64", 66)],  # the global batch kept
+    "LL008/llama_factory.yaml": [('yaml_set', 'per_device_train_batch_size', '2', 14), ('yaml_set', 'gradient_accumulation_steps', '8', 15)],
+    "LL008/notebook.ipynb": [('replace', None, '4', 3), ('replace', None, '8', 4)],
+    "LL008/torchtune.yaml": [('yaml_set', 'batch_size', '8', 74), ('yaml_set', 'gradient_accumulation_steps', '16', 77)],
+    "LL010/litgpt.yaml": [('yaml_set', 'precision', '16-mixed', 9)],
+    "LL010/notebook.ipynb": [('remove_keyword', 'tf32', '', 1)],
+    "LL010/torch.py": [('replace', None, '"sdpa"', 9)],
+    "LL010/torchtune.yaml": [('yaml_set', 'dtype', 'fp32', 89)],
+    "LL010/trainer_bf16.py": [('rename_keyword', 'bf16', 'fp16', 10), ('replace', None, 'torch.float16', 7)],
+    "LL010/trl.py": [('replace', None, '"sdpa"', 11), ('remove_keyword', 'tf32', '', 13)],
+    "LL012/axolotl.yml": [('yaml_set', 'lora_target_modules', '["c_attn"]', 7)],
+    "LL012/torch.py": [('replace', None, '["c_attn"]', 8)],
+    "LL014/notebook.ipynb": [('set_keyword', 'bnb_4bit_compute_dtype', 'torch.bfloat16', 1)],
+    "LL014/torch.py": [('set_keyword', 'bnb_4bit_compute_dtype', 'torch.bfloat16', 7)],
+    "LL014/trl.py": [('set_keyword', 'bnb_4bit_compute_dtype', 'torch.bfloat16', 9)],
+    "LL017/axolotl.yml": [('yaml_set', 'fp16', 'false', 12)],
+    "LL017/litgpt.yaml": [('yaml_set', 'precision', '32-true', 9)],
+    "LL017/notebook.ipynb": [('remove_keyword', 'fp16', '', 1), ('replace', None, 'torch.float32', 1)],
+    "LL017/torch.py": [('replace', None, 'torch.float32', 14)],
+    "LL017/torchtune.yaml": [('yaml_set', 'dtype', 'fp32', 49)],
+    "LL017/trl.py": [('rename_keyword', 'fp16', 'bf16', 9), ('replace', None, 'False', 10), ('replace', None, 'torch.float32', 8)],
+    "LL020/notebook.ipynb": [('rename_keyword', 'max_seq_length', 'max_length', 2)],
+    "LL024/notebook.ipynb": [('set_keyword', 'bnb_4bit_quant_storage', 'torch.bfloat16', 1)],
+    "LL024/trl.py": [('set_keyword', 'bnb_4bit_quant_storage', 'torch.bfloat16', 8)],
 }
 """Per fixture: the ops of its findings' fixes, in order, as (kind, keyword, text, span line)."""
 
@@ -233,7 +279,7 @@ def test_a_value_set_at_launch_is_fixed_in_the_launch_command_as_unsafe(tmp_path
     assert f.autofix is not None and f.autofix.safety is FixSafety.UNSAFE
     assert [(o.kind, o.keyword, o.text, o.span.path.endswith("run.sh"), o.span.line) for o in f.autofix.ops] == [
         ("launch_set", "--gradient_checkpointing", "True", True, 2),
-        ("launch_set", "--gradient_checkpointing_kwargs", """'{"use_reentrant": false}'""", True, 2)]
+        ("launch_set", "--gradient_checkpointing_kwargs", '{"use_reentrant": false}', True, 2)]
 
 
 def test_the_op_helpers_refuse_what_lintlora_could_not_resolve():

@@ -77,7 +77,9 @@ def suggestion(result: Any, finding: Finding) -> tuple[str, int, int, str] | Non
     """``(path, first_line, last_line, new_lines)``: the whole lines of the one file the fix
     changes, from the first line an edit touches to the last, as they read after the fix (what
     a GitHub ``suggestion`` block replaces those lines with); ``None`` when there is no fix,
-    it cannot be placed, or it changes several files."""
+    it cannot be placed, or it changes several files (or an empty one). Lines are the file's
+    own (:func:`lintlora.fixing.split_lines`), and always lines the file has: an insertion
+    after the last line is a suggestion on that line, a removed last line one on it alone."""
     edits = fix_edits(result, finding)
     if not edits or len({e.path for e in edits}) != 1:
         return None
@@ -88,9 +90,9 @@ def suggestion(result: Any, finding: Finding) -> tuple[str, int, int, str] | Non
     try:
         old = read_source_text(path).text
         new = apply_edits(old, edits)
+        return (path, *changed_region(old, new, edits))
     except (FixError, OSError, ValueError):
         return None
-    return (path, *changed_region(old, new, edits))
 
 
 def changed_region(old: str, new: str, edits: "tuple[TextEdit, ...] | list[TextEdit]"
@@ -99,18 +101,26 @@ def changed_region(old: str, new: str, edits: "tuple[TextEdit, ...] | list[TextE
     ``new``: the 1-based whole lines ``first``..``last`` of ``old`` that an edit touches, and
     the text that replaces them (what a GitHub ``suggestion`` block holds). Shared by
     :func:`suggestion` and :mod:`lintlora.github_review` (which has the edits from the JSON
-    report)."""
-    first = min(e.line for e in edits)
-    last = max(e.end_line for e in edits)
-    old_lines = old.splitlines(keepends=True)
-    new_lines = new.splitlines(keepends=True)
-    if old_lines and last > len(old_lines):
-        # an edit after the last line break (a key appended at the end of a YAML config):
-        # no such line exists to comment on, so the region is the last line and what follows
-        last = len(old_lines)
-        first = min(first, last)
+    report).
+
+    Raises:
+        ValueError: ``old`` is empty (no line to name).
+    """
+    from lintlora.fixing import split_lines
+
+    old_lines = split_lines(old)  # the lines the edits count (not str.splitlines': U+2028...)
+    new_lines = split_lines(new)
+    if not old_lines:
+        raise ValueError("no line to suggest a change to")
+    count = len(old_lines)
+    # an edit ending at column 1 of a later line ends with the line before it (a removed
+    # line's break); one past the last line (an insertion at the end) is the last line's
+    first = min(min(e.line for e in edits), count)
+    last = min(max(e.end_line - 1 if e.end_column == 1 and e.end_line > e.line else e.end_line
+                   for e in edits), count)
+    last = max(last, first)
     # the changed region: the old lines first..last, and as many lines in the new text as the
     # old text has after them kept identical
-    tail = len(old_lines) - last
+    tail = count - last
     region = new_lines[first - 1:len(new_lines) - tail if tail > 0 else None]
     return first, last, "".join(region)

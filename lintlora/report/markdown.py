@@ -98,13 +98,17 @@ def _diff_block(path: str, first: int, last: int, new: str) -> str | None:
     the file cannot be read again; the regions come from :func:`lintlora.linediff.
     changed_regions` (bounded time)."""
     from lintlora.autofix import read_source_text
+    from lintlora.fixing import split_lines
     from lintlora.linediff import changed_regions
 
+    def lines_of(text: str) -> list[str]:  # the lines the edits count, without their breaks
+        return [line.rstrip("\r\n") for line in split_lines(text)]
+
     try:
-        old_lines = read_source_text(path).text.splitlines()[first - 1:last]
+        old_lines = lines_of(read_source_text(path).text)[first - 1:last]
     except (OSError, ValueError):
         return None
-    new_lines = new.splitlines()
+    new_lines = lines_of(new)
     regions = sorted(changed_regions([x.encode("utf-8", "surrogatepass") for x in old_lines],
                                      [x.encode("utf-8", "surrogatepass") for x in new_lines]))
     out: list[str] = []
@@ -119,18 +123,23 @@ def _suggestions(result: "RunResult") -> list[str]:
     """The autofixes as GitHub ``suggestion`` blocks (issue 17): per fix, the lines it changes
     as they read after it, which a reviewer can apply from a review comment on those lines
     (a suggestion replaces the lines the comment covers: ``path`` lines ``first``-``last``);
-    over :data:`MAX_SUGGESTION_LINES` lines, a ``diff`` of the changed lines instead."""
+    over :data:`MAX_SUGGESTION_LINES` lines, a ``diff`` of the changed lines instead.
+    A notebook's fix is a suggestion on the ``.ipynb`` file's own lines, the JSON strings of
+    the cell's source, as the pull request's source diff shows them (its rich diff takes no
+    suggestions); the block says so."""
     from lintlora.report.fixes import suggestion
 
     out: list[str] = []
     for finding in result.findings:
-        if finding.autofix is None or finding.span.cell is not None:
+        if finding.autofix is None:
             continue
         found = suggestion(result, finding)
         if found is None:
             continue
         path, first, last, new = found
         lines_ref = f"line {first}" if first == last else f"lines {first}-{last}"
+        if finding.span.cell is not None and path.endswith(".ipynb"):
+            lines_ref += " of the notebook's JSON"
         kind = "suggestion"
         if last - first + 1 > MAX_SUGGESTION_LINES:
             diff = _diff_block(path, first, last, new)
@@ -144,7 +153,9 @@ def _suggestions(result: "RunResult") -> list[str]:
                     f"**{markdown_text(finding.code)}** at {_code(location(finding))}: "
                     f"{markdown_text(finding.autofix.title)} ({finding.autofix.safety.value}; "
                     f"{_code(display_path(path))} {lines_ref})", "",
-                    f"{fence}{kind}", body.replace("\r\n", "\n").rstrip("\n"), fence, "",
+                    f"{fence}{kind}",
+                    # an empty block removes the lines (a blank line in it would be one line)
+                    *([body.replace("\r\n", "\n").rstrip("\n")] if body else []), fence, "",
                     "</details>"])
     return out
 

@@ -26,7 +26,7 @@ import builtins
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Iterator, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, TextIO
 
 from lintlora.findings import FileError, Finding
 from lintlora.report import counts, display_path, location, memory_line, plural, tally, unparsed
@@ -36,7 +36,7 @@ from lintlora.report.locations import related_text
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import RunResult
 
-__all__ = ["render", "make_console", "Line", "report_lines"]
+__all__ = ["render", "make_console", "Line", "report_lines", "fix_mode", "FIX_MARK"]
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -78,13 +78,29 @@ def make_console(out: TextIO, color: bool | None = None, width: int | None = Non
                    **kwargs)
 
 
-def _finding_lines(finding: Finding) -> Iterator[Line]:
+FIX_MARK = "[*]"
+"""Marks a finding whose fix ``--fix`` applies (ruff's marker for a fix available in the
+current mode: ``F401 [*] ...``), after the rule's name so ``CODE name`` stays one word pair."""
+
+
+def fix_mode(finding: Finding) -> str | None:
+    """The default of :func:`report_lines`' ``fixable``: ``"safe"`` for a finding whose
+    :attr:`~lintlora.findings.Finding.autofix` is safe, ``"unsafe"`` for an unsafe one, else
+    ``None`` (the command line passes one that also reads ``fixable``/``unfixable``)."""
+    fix = finding.autofix
+    if fix is None or not fix.ops:
+        return None
+    return fix.safety.value
+
+
+def _finding_lines(finding: Finding, mode: str | None = None) -> Iterator[Line]:
     code_style = _STYLE.get(finding.severity.value, "")
     rule_url = _url(finding.code)
+    mark = ((FIX_MARK, "bold green"), (" ", "")) if mode == "safe" else ()
     yield Line(((for_terminal(location(finding)), "bold"), (" ", ""),
                 (for_terminal(finding.code),
                  f"{code_style} link {rule_url}" if rule_url else code_style),
-                (" ", ""), (for_terminal(finding.name), code_style), (" ", ""),
+                (" ", ""), (for_terminal(finding.name), code_style), (" ", ""), *mark,
                 (for_terminal(finding.message), "")))
     memory = memory_line(finding.estimate)
     if memory:
@@ -132,8 +148,17 @@ def _guarded(line: Line) -> Line:
     return Line(tuple(parts), line.style)
 
 
-def report_lines(result: "RunResult") -> list[Line]:
-    """The report of ``result``, line by line (see :class:`Line`)."""
+def report_lines(result: "RunResult", fixable: Callable[[Finding], str | None] | None = None
+                 ) -> list[Line]:
+    """The report of ``result``, line by line (see :class:`Line`).
+
+    ``fixable(finding)`` says which fix ``--fix`` would apply to a finding: ``"safe"`` (marked
+    :data:`FIX_MARK`; ``--fix``), ``"unsafe"`` (``--fix --unsafe-fixes``) or ``None``
+    (default :func:`fix_mode`); the summary counts them (``2 fixable with --fix (1 more with
+    --unsafe-fixes)``, ruff's closing line).
+    """
+    fixable = fixable or fix_mode
+    modes = {id(f): fixable(f) for f in result.findings}
     lines: list[Line] = []
     by_path: dict[str, list[Finding]] = {}
     for finding in result.findings:
@@ -148,7 +173,7 @@ def report_lines(result: "RunResult") -> list[Line]:
         for error in errors_by_path.get(path, []):
             lines.append(_error_line(error))
         for finding in by_path.get(path, []):
-            lines.extend(_finding_lines(finding))
+            lines.extend(_finding_lines(finding, modes[id(finding)]))
         lines.append(Line())
 
     for notice in result.notices:
@@ -169,6 +194,15 @@ def report_lines(result: "RunResult") -> list[Line]:
                     f"syntax-error is ignored there)")
     style = "bold red" if numbers["error"] or result.errors else \
         "bold yellow" if not_parsed else "bold"
+    # the fixes counted on the line before the summary (ruff's "[*] N fixable with the --fix
+    # option", kept off the summary line, which CI logs and hooks read as the run's last word)
+    safe = sum(1 for m in modes.values() if m == "safe")
+    unsafe = sum(1 for m in modes.values() if m == "unsafe")
+    if safe:
+        more = f" ({unsafe} more with --unsafe-fixes)" if unsafe else ""
+        lines.append(_line(f"{FIX_MARK} {safe} fixable with --fix{more}.", "green"))
+    elif unsafe:
+        lines.append(_line(f"{unsafe} fixable with --fix --unsafe-fixes.", "green"))
     lines.append(_line(summary + ".", style))
     if result.findings:
         lines.append(_line("Each rule's page: `lintlora explain CODE`.", "dim"))
@@ -212,9 +246,10 @@ def _written_as_is(lines: list[Line]) -> bool:
     return not any(_CHANGED_BY_RICH.search(text) for line in lines for text, _ in line.parts)
 
 
-def render(result: "RunResult", out: TextIO, *, color: bool | None = None, **_: object) -> None:
-    """Write the report for ``result`` to ``out``."""
-    lines = report_lines(result)
+def render(result: "RunResult", out: TextIO, *, color: bool | None = None,
+           fixable: Callable[[Finding], str | None] | None = None, **_: object) -> None:
+    """Write the report for ``result`` to ``out`` (``fixable``: see :func:`report_lines`)."""
+    lines = report_lines(result, fixable)
     if _unstyled(out, color) and _written_as_is(lines):
         for line in lines:  # written and flushed line by line, as rich does each print
             out.write(line.plain + "\n")

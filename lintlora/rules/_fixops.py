@@ -17,7 +17,7 @@ from lintlora.findings import EditOp, Fix, FixSafety
 from lintlora.training_setup import Origin, Setting, Span, TrainingSetup
 
 __all__ = ["literal_span", "replace_value", "set_keyword", "remove_keyword", "rename_keyword",
-           "yaml_set", "launch_set", "make_fix", "written_in_call", "python_file", "torch_named",
+           "yaml_set", "launch_set", "run_value", "make_fix", "written_in_call", "python_file", "torch_named",
            "module_list_text", "replace_module_list"]
 
 _EDITABLE = (Origin.LITERAL, Origin.VARIABLE, Origin.ARGPARSE_DEFAULT, Origin.DATACLASS_DEFAULT,
@@ -169,6 +169,28 @@ def launch_set(setting: Setting | None, option: str, word: str, setup: TrainingS
     if run is not None and run.span.path == span.path and run.span.line <= span.line:
         span = run.span
     return EditOp("launch_set", span, word, option)
+
+
+def run_value(setting: Setting | None, option: str, key: str, word: str,
+              setup: TrainingSetup | None = None) -> EditOp | None:
+    """An edit of a value the run sets outside the script: ``launch_set`` of ``option`` when
+    the launch line passes it (:func:`launch_set`), ``yaml_set`` of ``key`` in the YAML file it
+    was read from when it is a config file's literal (an accelerate config's
+    ``mixed_precision: fp16``; its span names that file, which the run read), else ``None``."""
+    if setting is None or not setting.known or setting.span is None:
+        return None
+    if setting.origin is Origin.LAUNCH:
+        return launch_set(setting, option, word, setup)
+    if setting.origin is Origin.CONFIG_FILE and setting.span.path.endswith((".yaml", ".yml")):
+        # a word YAML 1.1 reads as a bool (accelerate writes `mixed_precision: 'no'`) is quoted
+        text = f"'{word}'" if word.lower() in _YAML_BOOL_WORDS else word
+        return EditOp("yaml_set", setting.key_span or setting.span, text, key)
+    return None
+
+
+_YAML_BOOL_WORDS = ("y", "n", "yes", "no", "on", "off", "true", "false")
+"""Plain scalars YAML 1.1 (PyYAML's ``safe_load``, which accelerate's config reader uses) reads
+as booleans (https://yaml.org/type/bool.html)."""
 
 
 def make_fix(title: str, safety: FixSafety, ops: Iterable[EditOp | None]) -> Fix | None:

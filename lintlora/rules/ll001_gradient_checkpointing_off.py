@@ -316,8 +316,9 @@ def _autofix(setup: TrainingSetup, fact: facts.Fact, frozen: bool) -> Fix | None
         first = ops.replace_value(trainer, path, "True")
     edits = [first]
     if frozen and trainer.origin is Origin.LAUNCH:
-        # HfArgumentParser reads a dict field from a JSON word
-        edits.append(ops.launch_set(trainer, "--gradient_checkpointing_kwargs", """'{"use_reentrant": false}'""", setup))
+        # HfArgumentParser reads a dict field from a JSON word; the value is the word as the
+        # program receives it (the fixer shell-quotes it: '{"use_reentrant": false}')
+        edits.append(ops.launch_set(trainer, "--gradient_checkpointing_kwargs", '{"use_reentrant": false}', setup))
     elif frozen:
         kwargs = setup.get("training.gradient_checkpointing_kwargs")
         edits.append(ops.set_keyword(setup.training.span, path, "gradient_checkpointing_kwargs", _KWARGS, kwargs))

@@ -104,7 +104,8 @@ FIX_BF16 = "train in bfloat16"
 (``fp16=True`` renamed ``bf16=True``, ``torch.float16`` dtypes ``torch.bfloat16``, accelerate's
 ``mixed_precision="fp16"`` ``"bf16"``; a config's ``fp16: true`` false with ``bf16: true``,
 torchtune's ``dtype: bf16``). Offered only on a named GPU that supports bfloat16, and only when
-every use can be edited (a value set at launch or in the run's configuration cannot)."""
+every use can be edited (a use set at launch or in the run's configuration makes it
+:data:`FIX_LAUNCH`)."""
 
 
 def _dtype_op(setting: Setting | None, path: str, strings: bool = True) -> EditOp | None:
@@ -127,7 +128,11 @@ def _python_ops(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | No
         if use.path == "training.fp16":
             fp16, bf16 = use.setting, setup.get("training.bf16")
             call = setup.training.span if setup.training is not None else None
-            if fp16 is None or fp16.origin is Origin.LAUNCH:
+            if fp16 is not None and fp16.origin is Origin.LAUNCH:
+                # HfArgumentParser's bool options (`--fp16 True`, `--fp16`): both words edited
+                out.append(ops.launch_set(fp16, "--fp16", "False", setup))
+                out.append(ops.launch_set(fp16, "--bf16", "True", setup))
+            elif fp16 is None:
                 out.append(None)
             elif bf16.origin is Origin.LIBRARY_DEFAULT:
                 out.append(ops.rename_keyword(call, path, "fp16", "bf16", fp16))
@@ -140,6 +145,9 @@ def _python_ops(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | No
             mp = use.call.args.get("mixed_precision")
             out.append(ops.replace_value(mp, path, '"bf16"') if mp is not None
                        else _dtype_op(use.call.args.get("dtype"), path, strings=False))
+        elif use.path in ("run.mixed_precision", "distributed.mixed_precision"):
+            # `accelerate launch --mixed_precision fp16`, or its config's `mixed_precision: fp16`
+            out.append(ops.run_value(use.setting, "--mixed_precision", "mixed_precision", "bf16", setup))
         else:
             out.append(None)
     return out
@@ -149,8 +157,9 @@ def _yaml_ops(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | None
     out: list[EditOp | None] = []
     for use in uses:
         s = use.setting
-        if s is None or not s.expr or s.origin is not Origin.LITERAL or use.path in ("run.mixed_precision",
-                                                                                    "distributed.mixed_precision"):
+        if use.path in ("run.mixed_precision", "distributed.mixed_precision"):
+            out.append(ops.run_value(s, "--mixed_precision", "mixed_precision", "bf16", setup))
+        elif s is None or not s.expr or s.origin is not Origin.LITERAL:
             out.append(None)
         elif setup.framework in ("axolotl", "llama-factory") and s.expr == "fp16":
             out.append(ops.yaml_set(setup, "fp16", "false", s))
@@ -158,14 +167,30 @@ def _yaml_ops(setup: TrainingSetup, uses: list[facts.Use]) -> list[EditOp | None
             out.append(ops.yaml_set(setup, "bf16", "true", bf16 if bf16.span is not None else None))
         elif setup.framework == "torchtune" and s.expr == "dtype":
             out.append(ops.yaml_set(setup, "dtype", "bf16", s))
+        elif setup.framework == "litgpt" and s.expr == "precision":
+            # litgpt's precision, Lightning Fabric's names (lightning/fabric/connector.py
+            # _PRECISION_INPUT: "16-mixed", "16-true", "bf16-mixed", "bf16-true"; litgpt's
+            # config_hub comment: 'Possible choices: "bf16-true", "bf16-mixed", "32-true"'):
+            # 16-mixed -> bf16-mixed, 16-true (float16 weights) -> bf16-true
+            true = setup.get("model.torch_dtype").is_("float16")
+            out.append(ops.yaml_set(setup, "precision", "bf16-true" if true else "bf16-mixed", s))
         else:
             out.append(None)
     return out
 
 
+FIX_LAUNCH = "train in bfloat16 in the launch command or its config"
+"""The title when a use is set outside the script: the launch line's ``--fp16``/``--bf16`` or
+``--mixed_precision``, or an accelerate config's ``mixed_precision`` key. Unsafe, as every edit
+of a launch script or a run's configuration: the file serves other runs too."""
+
+
 def _autofix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
     edits = _yaml_ops(setup, uses) if setup.kind in ("yaml", "json") else \
         _python_ops(setup, uses) if setup.kind in ("python", "notebook") else [None]
+    outside = any(e is not None and (e.kind == "launch_set" or e.span.path != setup.path) for e in edits)
+    if outside:
+        return ops.make_fix(FIX_LAUNCH, FixSafety.UNSAFE, edits)
     return ops.make_fix(FIX_BF16, FixSafety.SAFE, edits)
 
 
@@ -176,7 +201,7 @@ class Fp16InsteadOfBf16(Rule):
     name = "fp16-instead-of-bf16"
     severity = Severity.WARNING
     summary = "Training in float16 on a GPU that supports bfloat16 risks overflow for no gain"
-    fixes = {FIX_BF16: FixSafety.SAFE}
+    fixes = {FIX_BF16: FixSafety.SAFE, FIX_LAUNCH: FixSafety.UNSAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:

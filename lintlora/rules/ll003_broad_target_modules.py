@@ -45,6 +45,7 @@ from lintlora.findings import Finding, Fix, FixSafety, Severity
 from lintlora.rules import _fixops as ops
 from lintlora.rules._text import count, gib, join_words
 from lintlora.rules.base import Rule
+from lintlora.training_setup import Origin
 from lintlora.target_regex import compile_target_pattern
 from lintlora.training_setup import Setting, TrainingSetup
 
@@ -236,18 +237,47 @@ layers (``None`` when nothing is left). Unsafe: it changes what trains."""
 
 
 def _list_fix(setup: TrainingSetup, setting: Setting, value: Any, title: str) -> Fix | None:
-    """The list written in the LoraConfig call replaced by ``value`` (Python only)."""
+    """The list written in the LoraConfig call replaced by ``value``; in a config, the key's
+    list (axolotl ``lora_target_modules``/``lora_modules_to_save``) or LLaMA-Factory's
+    comma-separated ``lora_target``/``additional_target`` string, by a list of names only
+    (a pattern or nothing left is not written into a config)."""
+    if setup.kind in ("yaml", "json"):
+        if not isinstance(value, (list, tuple)) or not value or not setting.expr \
+                or "/" in setting.expr or setting.origin is not Origin.LITERAL:
+            return None
+        if setup.framework == "llama-factory":
+            text = ",".join(str(v) for v in value)
+        else:
+            text = ops.module_list_text(value)
+        if text is None:
+            return None
+        return ops.make_fix(title, FixSafety.UNSAFE, [ops.yaml_set(setup, setting.expr, text, setting)])
     if setup.kind not in ("python", "notebook") or setup.lora is None:
         return None
     op = ops.replace_module_list(setting, setup.lora.span, setup.path, value)
     return ops.make_fix(title, FixSafety.UNSAFE, [op])
 
 
+FIX_SWITCH = "turn off the output layer's adapter"
+"""The own-switch fix's title (torchtune ``apply_lora_to_output``, litgpt ``lora_head``): the
+switch written true set false. Unsafe: it changes what trains."""
+
+
+def _switch_fix(setup: TrainingSetup, own_switch: tuple[str, str, str]) -> Fix | None:
+    """``yaml_set`` of the dialect's output-layer switch to off, in the file's own spelling of
+    a false value (torchtune's configs write Python's ``False``, litgpt's ``false``)."""
+    switch = setup.lora.extra.get(own_switch[2]) if setup.lora is not None else None
+    if not isinstance(switch, Setting) or not switch.expr or switch.origin is not Origin.LITERAL:
+        return None
+    off = "False" if setup.framework == "torchtune" else "false"
+    return ops.make_fix(FIX_SWITCH, FixSafety.UNSAFE, [ops.yaml_set(setup, switch.expr, off, switch)])
+
+
 class BroadTargetModules(Rule):
     """Adapters (or full copies) on the embedding/output layers (see the module docstring)."""
 
     code = "LL003"
-    fixes = {FIX_TARGETS: FixSafety.UNSAFE, FIX_SAVES: FixSafety.UNSAFE}
+    fixes = {FIX_TARGETS: FixSafety.UNSAFE, FIX_SAVES: FixSafety.UNSAFE, FIX_SWITCH: FixSafety.UNSAFE}
     name = "broad-target-modules"
     severity = Severity.WARNING
     summary = "target_modules or modules_to_save that train the embedding or output layer"
@@ -387,9 +417,13 @@ class BroadTargetModules(Rule):
             switch = setup.lora.extra.get(own_switch[2]) if setup.lora is not None else None
             if isinstance(switch, Setting) and switch.span is not None:
                 span = switch.span
+        if own_switch is not None:
+            autofix = _switch_fix(setup, own_switch)
+        else:
+            autofix = _list_fix(setup, targets, fixed_targets, FIX_TARGETS)
         return self.finding(
             context, setup, span, " ".join(parts), fix=fix, fixed_setup=fixed, severity=severity,
-            autofix=None if own_switch is not None else _list_fix(setup, targets, fixed_targets, FIX_TARGETS),
+            autofix=autofix,
         )
 
     # ---- shared wording ----------------------------------------------------------------------------

@@ -89,7 +89,7 @@ from lintlora import facts
 from lintlora.findings import Finding, Fix, FixSafety, Severity
 from lintlora.rules import _fixops as ops
 from lintlora.rules.base import Rule
-from lintlora.training_setup import CallSite, Setting, Span, TrainingSetup
+from lintlora.training_setup import CallSite, Origin, Setting, Span, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -321,6 +321,11 @@ checkpointing on (the training arguments' call, or the ``gradient_checkpointing_
 ``prepare_model_for_kbit_training`` call)."""
 
 
+FIX_LAUNCH = "use non-reentrant checkpointing in the launch command"
+"""The title when the launch line turns checkpointing on: ``--gradient_checkpointing_kwargs
+'{"use_reentrant": false}'`` added to it (unsafe: it edits the launch script)."""
+
+
 def _autofix(setup: TrainingSetup, on: Enabler) -> Fix | None:
     """``set_keyword`` of the kwargs on the enabling call; ``None`` when the kwargs are an
     expression lintlora could not read, a dict with other keys, or set elsewhere."""
@@ -328,6 +333,12 @@ def _autofix(setup: TrainingSetup, on: Enabler) -> Fix | None:
     if kwargs is not None and kwargs.known and isinstance(kwargs.value, dict) \
             and set(kwargs.value) - {"use_reentrant"}:
         return None
+    launched = on.setting is not None and on.setting.origin is Origin.LAUNCH
+    if on.order is None and launched and (kwargs is None or kwargs.origin.is_default):
+        # `--gradient_checkpointing True` passed at launch: the kwargs go on that line, as the
+        # JSON HfArgumentParser reads a dict field from (the applier shell-quotes the word)
+        op = ops.launch_set(on.setting, "--gradient_checkpointing_kwargs", '{"use_reentrant": false}', setup)
+        return ops.make_fix(FIX_LAUNCH, FixSafety.UNSAFE, [op])
     call = setup.training.span if on.order is None and setup.training is not None else on.span
     if on.order is None and kwargs is None:
         return None
@@ -344,7 +355,7 @@ class CheckpointingWithoutInputGrads(Rule):
     summary = "Adapters under reentrant checkpointing get no gradient unless the embedding output requires grad"
     fix_changes_memory = False
     depends_on_settings = False  # fires on the file alone
-    fixes = {FIX_NON_REENTRANT: FixSafety.SAFE}
+    fixes = {FIX_NON_REENTRANT: FixSafety.SAFE, FIX_LAUNCH: FixSafety.UNSAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training or setup.kind in ("yaml", "json") or setup.framework == "unsloth":

@@ -52,7 +52,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Fix, FixSafety, Severity
+from lintlora.findings import EditOp, Finding, Fix, FixSafety, Severity
 from lintlora.rules import _fixops as ops
 from lintlora.rules._text import join_words
 from lintlora.rules.base import Rule
@@ -162,6 +162,86 @@ FIX_SDPA = "use sdpa attention"
 ``sdp_attention: true``)."""
 
 
+FIX_FP16 = "train in float16"
+"""The bfloat16 fix's title (a GPU without bfloat16, a model of no family known to overflow
+float16: :data:`lintlora.facts.OVERFLOW_FAMILIES`, LL017's list): every bfloat16 use of the
+finding switched to float16 where it is written (``bf16=True`` -> ``fp16=True``,
+``torch.bfloat16`` -> ``torch.float16``, ``mixed_precision="fp16"``; axolotl/LLaMA-Factory
+``bf16: false`` with ``fp16: true``; litgpt ``precision: 16-mixed``; torchtune
+``dtype: fp32``, its recipes having no float16 training). Unsafe: float16's range is
+65,504, so the run needs loss scaling and its numerics change."""
+
+
+def _dtype16(setting: Setting | None, path: str, low: str = "float16", strings: bool = True) -> EditOp | None:
+    """``torch.bfloat16`` -> ``torch.<low>``; ``"bfloat16"`` -> ``"<low>"`` (``strings``:
+    transformers' dtype arguments accept the name; ``torch.autocast`` does not)."""
+    span = ops.literal_span(setting, path)
+    if span is None or span.end_column is None:
+        return None
+    width = span.end_column - span.column
+    if width == len("torch.bfloat16"):
+        return EditOp("replace", span, f"torch.{low}")
+    return EditOp("replace", span, f'"{low}"') if strings and width == len('"bfloat16"') else None
+
+
+def _fp16_fix(setup: TrainingSetup, uses: list[facts.Use], context: "Context") -> Fix | None:
+    """:data:`FIX_FP16`, or ``None`` for a family that overflows float16 (LL017's families;
+    an unresolved model counts as one: its family is not known) or a use not written where
+    it can be edited."""
+    arch = context.architecture(setup)
+    name = setup.get("model.name_or_path")
+    if not name.known or facts.overflow_family(setup, getattr(arch, "model_type", None) if arch else None) \
+            or facts.overflow_family(setup):
+        return None
+    edits: list[EditOp | None] = []
+    path = setup.path
+    if setup.kind in ("yaml", "json"):
+        for u in uses:
+            s = u.setting
+            if s is None or not s.expr or s.origin is not Origin.LITERAL:
+                edits.append(None)
+            elif setup.framework in ("axolotl", "llama-factory") and s.expr == "bf16":
+                fp16 = setup.get("training.fp16")
+                edits.append(ops.yaml_set(setup, "bf16", "false", s))
+                edits.append(ops.yaml_set(setup, "fp16", "true", fp16 if fp16.span is not None else None))
+            elif setup.framework == "torchtune" and s.expr == "dtype":
+                edits.append(ops.yaml_set(setup, "dtype", "fp32", s))
+            elif setup.framework == "litgpt" and s.expr == "precision" and s.span is not None:
+                # what litgpt picks itself without bfloat16 (litgpt/utils.py get_default_supported_precision);
+                # never 16-true: float16 weights and optimizer state without loss scaling
+                edits.append(ops.yaml_set(setup, "precision", "16-mixed", s))
+            else:
+                edits.append(None)
+        return ops.make_fix(FIX_FP16, FixSafety.UNSAFE, edits)
+    if setup.kind not in ("python", "notebook"):
+        return None
+    call = setup.training.span if setup.training is not None else None
+    for u in uses:
+        s = u.setting
+        if u.path == "training.bf16":
+            fp16 = setup.get("training.fp16")
+            if s is None or s.origin is Origin.LAUNCH:
+                edits.append(None)
+            elif s.origin.is_default:
+                # TRL's unset bf16 is `not fp16`: fp16=True turns it off
+                edits.append(ops.set_keyword(call, path, "fp16", "True", fp16)
+                             if setup.framework == "trl" else None)
+            elif fp16.origin is Origin.LIBRARY_DEFAULT:
+                edits.append(ops.rename_keyword(call, path, "bf16", "fp16", s))
+            else:
+                edits.append(ops.remove_keyword(call, path, "bf16", s))
+                edits.append(ops.set_keyword(call, path, "fp16", "True", fp16))
+        elif u.path in ("model.torch_dtype", "quantization.bnb_4bit_compute_dtype"):
+            edits.append(_dtype16(s, path))
+        elif u.path is None and u.call is not None:
+            mp = u.call.args.get("mixed_precision")
+            edits.append(ops.replace_value(mp, path, '"fp16"') if mp is not None
+                         else _dtype16(u.call.args.get("dtype"), path, strings=False))
+        else:
+            edits.append(None)
+    return ops.make_fix(FIX_FP16, FixSafety.UNSAFE, edits)
+
+
 def _tf32_fix(setup: TrainingSetup, tf32: Setting) -> Fix | None:
     if setup.kind in ("yaml", "json"):
         key = tf32.expr or "tf32"
@@ -185,7 +265,7 @@ class PrecisionUnsupportedByGpu(Rule):
     """bfloat16, TF32 or FlashAttention on a GPU older than Ampere (see the module docstring)."""
 
     code = "LL010"
-    fixes = {FIX_TF32: FixSafety.SAFE, FIX_SDPA: FixSafety.SAFE}
+    fixes = {FIX_TF32: FixSafety.SAFE, FIX_SDPA: FixSafety.SAFE, FIX_FP16: FixSafety.UNSAFE}
     name = "precision-unsupported-by-gpu"
     severity = Severity.WARNING
     summary = "bfloat16, TF32 or FlashAttention on a GPU below compute capability 8.0 (T4, V100, P100, RTX 20xx)"
@@ -235,7 +315,8 @@ class PrecisionUnsupportedByGpu(Rule):
                          if u.setting is not None and u.setting.origin.is_default)
         fixed = self._bf16_fixed(setup, uses) if setup.framework == "torchtune" else None
         yield self.finding(context, setup, uses[0].span, message, fix=self._bf16_fix(setup, uses, gpu),
-                           fixed_setup=fixed, severity=severity, rests_on=rests_on)
+                           fixed_setup=fixed, severity=severity, rests_on=rests_on,
+                           autofix=_fp16_fix(setup, uses, context))
 
     @staticmethod
     def _bf16_fix(setup: TrainingSetup, uses: list[facts.Use], gpu: "Gpu") -> str:

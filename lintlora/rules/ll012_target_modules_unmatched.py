@@ -49,7 +49,7 @@ from lintlora.findings import Finding, Fix, FixSafety, Severity
 from lintlora.rules import _fixops as ops
 from lintlora.rules._text import count, join_words
 from lintlora.rules.base import Rule
-from lintlora.training_setup import Setting, TrainingSetup
+from lintlora.training_setup import Origin, Setting, TrainingSetup
 
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.context import Context
@@ -330,5 +330,11 @@ class TargetModulesUnmatched(Rule):
             # LLaMA-Factory's `lora_target: a,b` is one comma-separated scalar
             autofix = ops.make_fix(FIX_NAMES, FixSafety.UNSAFE, [ops.yaml_set(
                 setup, targets.expr, ",".join(_shown(e) for e in fixed_targets), targets)])
+        elif fixed_targets and u.meant and config and setup.framework == "axolotl" and targets.expr \
+                and targets.origin is Origin.LITERAL and isinstance(targets.value, (list, tuple)):
+            # axolotl's `lora_target_modules:` list, rewritten in its own layout (fixing._yaml_sequence)
+            text = ops.module_list_text([_shown(e) for e in fixed_targets])
+            autofix = ops.make_fix(FIX_NAMES, FixSafety.UNSAFE, [
+                ops.yaml_set(setup, targets.expr, text, targets) if text else None])
         return self.finding(context, setup, span, message, fix=fix, fixed_setup=fixed, severity=severity,
                             autofix=autofix)

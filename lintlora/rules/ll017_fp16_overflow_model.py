@@ -68,9 +68,17 @@ def _fp32_setup(setup: TrainingSetup, uses: list[facts.Use]) -> TrainingSetup:
 
 FIX_FP32 = "train in float32"
 """The fix's title (a GPU without bfloat16): every float16 use of the finding switched to
-float32 where it is written (``fp16=True`` removed, ``torch.float16`` dtypes
-``torch.float32``, a config's ``fp16:`` false). Unsafe: it changes the numerics and doubles the
+float32 where it is written (``fp16=True`` removed, ``bf16=False`` in its place in a TRL config
+whose unset ``bf16`` is ``not fp16``, ``torch.float16`` dtypes
+``torch.float32``, a config's ``fp16:`` false, torchtune ``dtype: fp32``, litgpt
+``precision: 32-true``). Unsafe: it changes the numerics and doubles the
 weights' memory."""
+
+
+FIX_LAUNCH = "train in float32 in the launch command or its config"
+"""The title when a use is set outside the script: the launch line's ``--fp16 False`` (with
+``--bf16 False`` for TRL, whose unset bf16 is ``not fp16``), ``--mixed_precision no``, or an
+accelerate config's ``mixed_precision: "no"``."""
 
 
 def _dtype32(setting: Setting | None, path: str, strings: bool = True) -> EditOp | None:
@@ -87,18 +95,39 @@ def _autofix(setup: TrainingSetup, uses: list[facts.Use]) -> Fix | None:
     for use in uses:
         s = use.setting
         if setup.kind in ("yaml", "json"):
-            ok = s is not None and s.origin is Origin.LITERAL and s.expr == "fp16"
-            edits.append(ops.yaml_set(setup, "fp16", "false", s) if ok else None)
+            literal = s is not None and s.origin is Origin.LITERAL
+            if literal and s.expr == "fp16":
+                edits.append(ops.yaml_set(setup, "fp16", "false", s))
+            elif literal and setup.framework == "torchtune" and s.expr == "dtype":
+                edits.append(ops.yaml_set(setup, "dtype", "fp32", s))  # torchtune's get_dtype names
+            elif literal and setup.framework == "litgpt" and s.expr == "precision":
+                edits.append(ops.yaml_set(setup, "precision", "32-true", s))  # Lightning's float32
+            else:
+                edits.append(None)
+        elif use.path == "training.fp16" and s is not None and s.origin is Origin.LAUNCH:
+            edits.append(ops.launch_set(s, "--fp16", "False", setup))
+            if setup.framework == "trl" and setup.get("training.bf16").origin.is_default:
+                edits.append(ops.launch_set(s, "--bf16", "False", setup))  # TRL: bf16 = not fp16
+        elif use.path in ("run.mixed_precision", "distributed.mixed_precision"):
+            edits.append(ops.run_value(s, "--mixed_precision", "mixed_precision", "no", setup))
         elif use.path == "training.fp16":
             call = setup.training.span if setup.training is not None else None
-            edits.append(None if s is None else ops.remove_keyword(call, setup.path, "fp16", s))
+            if s is not None and setup.framework == "trl" and setup.get("training.bf16").origin.is_default:
+                # TRL's configs turn an unset bf16 on (bf16 = not fp16: trl/trainer/sft_config.py
+                # __post_init__), so removing fp16=True would train in bfloat16, which this GPU
+                # lacks: fp16=True becomes bf16=False (float32)
+                edits.append(ops.rename_keyword(call, setup.path, "fp16", "bf16", s))
+                edits.append(ops.replace_value(s, setup.path, "False"))
+            else:
+                edits.append(None if s is None else ops.remove_keyword(call, setup.path, "fp16", s))
         elif use.path in ("model.torch_dtype", "quantization.bnb_4bit_compute_dtype"):
             edits.append(_dtype32(s, setup.path))
         elif use.path is None and use.call is not None and "mixed_precision" not in use.call.args:
             edits.append(_dtype32(use.call.args.get("dtype"), setup.path, strings=False))
         else:
             edits.append(None)
-    return ops.make_fix(FIX_FP32, FixSafety.UNSAFE, edits)
+    outside = any(e is not None and (e.kind == "launch_set" or e.span.path != setup.path) for e in edits)
+    return ops.make_fix(FIX_LAUNCH if outside else FIX_FP32, FixSafety.UNSAFE, edits)
 
 
 class Fp16OverflowModel(Rule):
@@ -109,7 +138,7 @@ class Fp16OverflowModel(Rule):
     severity = Severity.WARNING
     summary = "float16 training of a model family known to overflow float16 (Gemma-2/3/4, Qwen2/2.5/3, T5)"
     depends_on_settings = True  # the GPU (silent with bfloat16) and the model's architecture decide
-    fixes = {FIX_FP32: FixSafety.UNSAFE}
+    fixes = {FIX_FP32: FixSafety.UNSAFE, FIX_LAUNCH: FixSafety.UNSAFE}
 
     def check(self, setup: TrainingSetup, context: "Context") -> Iterable[Finding]:
         if not setup.is_training:
