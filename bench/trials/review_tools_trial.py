@@ -319,8 +319,10 @@ def server_check(work: Path, files: list[str], gpu: str, incremental: bool = Tru
             acts = client.request("textDocument/codeAction", {
                 "textDocument": {"uri": uri}, "range": d["range"],
                 "context": {"diagnostics": [d], "only": ["quickfix"]}}) or []
-            for a in acts:
-                if a.get("kind") == "quickfix" and a.get("edit"):
+            for a in acts:  # the range may overlap other findings: their actions come too
+                mine = [x.get("code") for x in a.get("diagnostics") or ()] == [d.get("code")] \
+                    or a.get("title", "").endswith(f"({d.get('code')})")
+                if a.get("kind") == "quickfix" and a.get("edit") and mine:
                     quick.append((d.get("code"), d["range"]["start"]["line"] + 1,
                                   "(unsafe)" in a.get("title", ""),
                                   apply_workspace_edit(text, a["edit"], uri)))
