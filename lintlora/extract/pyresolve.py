@@ -86,6 +86,7 @@ class Resolver(ArgumentSources):
         self._root: str | None = None  # the project files the script names must lie in
         self._call_index = {id(r.node): r for r in index.calls}
         self._kwargs_memo: dict[tuple, tuple] = {}
+        self._dataclass_fields_memo: dict[int, tuple] = {}  # id(class scope) -> (it, fields)
         self._idioms: dict[int, bool] = {}
         self._orders: dict[int, list[int] | tuple] = {}  # see _before
         self.spent = 0

@@ -24,8 +24,9 @@ report with the target branch's by it, so it must be distinct for distinct findi
 same for the same finding when lines above it move. :func:`fingerprint` is the SHA-256 of the
 path, the code, the message with its line references normalised (``line 12`` -> ``line #``,
 ``run.sh:3`` -> ``run.sh:#``), the content of the finding's first line with white space
-collapsed, and the finding's rank among findings of the same path, code, message and line
-content (identical lines flagged twice). No line or column number goes in.
+collapsed (none for a finding about the whole file, the empty span at 1:1), and the
+finding's rank among findings of the same path, code, message and line content (identical
+lines flagged twice). No line or column number goes in.
 
 Text: ``description`` is one line (Code Climate: "Descriptions must be a single line of text
 (no newlines), with no HTML formatting"): the message with unprintable characters, line
@@ -76,6 +77,15 @@ def fingerprint(path: str, code: str, message: str, line_text: str | None, rank:
              " ".join((line_text or "").split()), str(rank)]
     data = "\x00".join(parts).encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()
+
+
+def _about_the_file(span: Any) -> bool:
+    """Whether the span is the empty one at 1:1 a rule gives a finding that no line holds (a
+    default of the recipe: ``Span(path, 1, 1)``, ``lintlora/rules/base.py``): its fingerprint
+    then holds no line content, so a line added at the top (a licence header) leaves it the
+    same (litgpt's ``config_hub/finetune/gemma-7b/lora.yaml``, LL001)."""
+    return span.cell is None and span.line == 1 and span.column == 1 and \
+        span.end_line in (None, 1) and span.end_column in (None, 1)
 
 
 def _description(text: str) -> str:
@@ -143,7 +153,8 @@ def to_gitlab(result: "RunResult") -> list[dict[str, Any]]:
     for finding in result.findings:
         path = display_path(finding.span.path)
         lines = _lines(finding, result.cell_lines.get(finding.span.path))
-        line_text = source.line(finding.span.path, lines["begin"])
+        line_text = None if _about_the_file(finding.span) else \
+            source.line(finding.span.path, lines["begin"])
         key = (path, finding.code, _normalised(finding.message), " ".join((line_text or "").split()))
         rank = seen.get(key, 0)
         seen[key] = rank + 1

@@ -86,10 +86,44 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
+MAX_SUGGESTION_LINES = 20
+"""Lines a fix's ``suggestion`` block may span in the comment; a fix whose edits lie further
+apart is shown as a ``diff`` of the lines it changes (tloen/alpaca-lora's ``finetune.py``:
+LL002's fix edits lines 115 and 242, a 128-line block for two words)."""
+
+
+def _diff_block(path: str, first: int, last: int, new: str) -> str | None:
+    """The lines ``first``..``last`` of ``path`` and their replacement ``new`` as ``@@ -a,n
+    +b,m @@`` hunks of ``-``/``+`` lines (numbers of the file, no context), or ``None`` when
+    the file cannot be read again; the regions come from :func:`lintlora.linediff.
+    changed_regions` (bounded time)."""
+    from lintlora.autofix import read_source_text
+    from lintlora.fixing import split_lines
+    from lintlora.linediff import changed_regions
+
+    def lines_of(text: str) -> list[str]:  # the lines the edits count, without their breaks
+        return [line.rstrip("\r\n") for line in split_lines(text)]
+
+    try:
+        old_lines = lines_of(read_source_text(path).text)[first - 1:last]
+    except (OSError, ValueError):
+        return None
+    new_lines = lines_of(new)
+    regions = sorted(changed_regions([x.encode("utf-8", "surrogatepass") for x in old_lines],
+                                     [x.encode("utf-8", "surrogatepass") for x in new_lines]))
+    out: list[str] = []
+    for a_lo, a_hi, b_lo, b_hi in regions:
+        out.append(f"@@ -{first + a_lo},{a_hi - a_lo} +{first + b_lo},{b_hi - b_lo} @@")
+        out.extend("-" + line for line in old_lines[a_lo:a_hi])
+        out.extend("+" + line for line in new_lines[b_lo:b_hi])
+    return "\n".join(out) + "\n" if out else None
+
+
 def _suggestions(result: "RunResult") -> list[str]:
     """The autofixes as GitHub ``suggestion`` blocks (issue 17): per fix, the lines it changes
     as they read after it, which a reviewer can apply from a review comment on those lines
-    (a suggestion replaces the lines the comment covers: ``path`` lines ``first``-``last``).
+    (a suggestion replaces the lines the comment covers: ``path`` lines ``first``-``last``);
+    over :data:`MAX_SUGGESTION_LINES` lines, a ``diff`` of the changed lines instead.
     A notebook's fix is a suggestion on the ``.ipynb`` file's own lines, the JSON strings of
     the cell's source, as the pull request's source diff shows them (its rich diff takes no
     suggestions); the block says so."""
@@ -106,6 +140,11 @@ def _suggestions(result: "RunResult") -> list[str]:
         lines_ref = f"line {first}" if first == last else f"lines {first}-{last}"
         if finding.span.cell is not None and path.endswith(".ipynb"):
             lines_ref += " of the notebook's JSON"
+        kind = "suggestion"
+        if last - first + 1 > MAX_SUGGESTION_LINES:
+            diff = _diff_block(path, first, last, new)
+            if diff is not None:
+                kind, new = "diff", diff
         fence = _fence(new)
         body = new if new.endswith("\n") or not new else new + "\n"
         # the summary is fixed text: a line that opens an HTML block is not Markdown, so a
@@ -114,7 +153,7 @@ def _suggestions(result: "RunResult") -> list[str]:
                     f"**{markdown_text(finding.code)}** at {_code(location(finding))}: "
                     f"{markdown_text(finding.autofix.title)} ({finding.autofix.safety.value}; "
                     f"{_code(display_path(path))} {lines_ref})", "",
-                    f"{fence}suggestion",
+                    f"{fence}{kind}",
                     # an empty block removes the lines (a blank line in it would be one line)
                     *([body.replace("\r\n", "\n").rstrip("\n")] if body else []), fence, "",
                     "</details>"])
