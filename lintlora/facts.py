@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 import os
 
@@ -702,6 +703,19 @@ class Use:
     call: CallSite | None = None
 
 
+def _fp16_words(setup: TrainingSetup, fp16: Setting, spell: Callable[[str, str, str], str]) -> str:
+    """The trainer's float16 flag as the file writes it: ``fp16=True`` / ``fp16: true``, or a
+    config's own key when float16 comes from another one (torchtune ``dtype: fp16``, the only
+    float16 name of torchtune's ``get_dtype``; litgpt's ``precision``, whose written value,
+    ``16-mixed`` or ``16-true``, the setup does not keep: named by its key alone)."""
+    key = fp16.expr if setup.kind in ("yaml", "json") else None
+    if not key or key == "fp16":
+        return spell("fp16", "True", "true")
+    if setup.framework == "torchtune" and key == "dtype":
+        return "dtype: fp16"
+    return f"`{key}`"
+
+
 def fp16_uses(setup: TrainingSetup) -> list[Use]:
     """Every place the setup trains in float16, in this order: the trainer's ``fp16``, the
     ``autocast`` calls, the 4-bit compute dtype, the model's load dtype.
@@ -720,8 +734,8 @@ def fp16_uses(setup: TrainingSetup) -> list[Use]:
     if fp16.known and fp16.value is True:
         # a value the launch passed is spelled as on the command line (``--fp16 True``)
         launched = (fp16.source or "").split(" (")[0] if fp16.origin is Origin.LAUNCH else ""
-        uses.append(Use(launched or spell("fp16", "True", "true"), "training.fp16", fp16.span or fp16.key_span,
-                        setting=fp16))
+        uses.append(Use(launched or _fp16_words(setup, fp16, spell), "training.fp16",
+                        fp16.span or fp16.key_span, setting=fp16))
     for call in setup.calls_of("autocast"):
         dtype = call.args.get("dtype")
         # An autocast region is training precision only when it runs per training step (the

@@ -82,3 +82,20 @@ def test_autocast_outside_the_training_step_is_not_training_precision():
                                      args={"dtype": lit("float16", 30, 30)}),))
     [f] = run(R, per_step, ctx("rtx3090"))
     assert f.span.line == 30
+
+
+def test_a_config_names_its_own_float16_key(tmp_path):
+    """torchtune's float16 is `dtype: fp16` and litgpt's a `precision` value: the message names
+    that key, not axolotl's `fp16: true` the file does not have (fixtures/fix/LL002)."""
+    from pathlib import Path
+
+    from lintlora.context import Context
+    from lintlora.engine import read_setups
+    from lintlora.settings import Settings
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "fix" / "LL002"
+    context = Context(Settings(gpu="rtx3090"))
+    for name, words in (("torchtune.yaml", "(dtype: fp16)"), ("litgpt.yaml", "(`precision`)")):
+        messages = [f.message for s in read_setups(str(fixtures / name))
+                    for f in R().check(s, context)]
+        assert messages and all(words in m and "fp16: true" not in m for m in messages), messages
