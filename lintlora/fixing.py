@@ -1797,8 +1797,3 @@ def _parses_uncached(text: str, kind: str) -> bool:
     except Exception:  # noqa: BLE001 - any parser failure (syntax, recursion, FixError) is "no"
         return False
     return True
-
-
-def with_path(edits: Iterable[TextEdit], path: str) -> tuple[TextEdit, ...]:
-    """``edits`` with their path replaced (for reporters that show a display path)."""
-    return tuple(dataclasses.replace(e, path=path) for e in edits)
