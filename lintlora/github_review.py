@@ -960,7 +960,7 @@ def _run_lintlora(args: list[str], stdout: Any = None) -> int:
     import subprocess
 
     try:
-        return subprocess.run([sys.executable, "-m", "lintlora", "check", *args],
+        return subprocess.run([sys.executable, "-I", "-m", "lintlora", "check", *args],
                               stdin=subprocess.DEVNULL, stdout=stdout, check=False,
                               timeout=3600).returncode
     except (OSError, subprocess.TimeoutExpired) as exc:

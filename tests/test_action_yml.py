@@ -123,3 +123,26 @@ def test_the_readme_workflow_uses_only_declared_inputs(action):
     assert checkout["with"]["fetch-depth"] == 0
     upload = next(s for s in steps if "upload-sarif" in s.get("uses", ""))
     assert upload["with"]["sarif_file"] == ours[0]["with"]["sarif"]
+
+
+def test_every_python_runs_isolated(action):
+    """`python -m X` puts the working folder (the pull request's checkout) first on sys.path;
+    each Python the action starts runs with -I, so a `lintlora/`, `pip/` or `venv.py` the pull
+    request adds cannot stand in for the installed one."""
+    runs = [step["run"] for step in action["runs"]["steps"] if "run" in step]
+    calls = [line for run in runs for line in run.splitlines() if " -m " in line]
+    assert len(calls) >= 4, calls
+    assert all(" -I -m " in line for line in calls), calls
+
+
+def test_the_lint_runs_the_installed_lintlora_not_the_checkouts(tmp_path, monkeypatch):
+    """github_review starts lintlora with -I: a `lintlora` package in the working folder is
+    not the one that runs."""
+    from lintlora import github_review
+
+    fake = tmp_path / "lintlora"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "__main__.py").write_text("raise SystemExit(42)\n")
+    monkeypatch.chdir(tmp_path)
+    assert github_review._run_lintlora(["--version"]) == 0
