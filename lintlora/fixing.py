@@ -554,16 +554,13 @@ class _PyTree:
     """A module parsed once with the positions and parents of its nodes."""
 
     def __init__(self, text: str) -> None:
-        import libcst as cst
         from libcst.metadata import MetadataWrapper, PositionProvider
 
+        module = _parse_python(text)  # FixError when it does not parse
         try:
-            module = _parse_python(text)
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             self.wrapper = wrapper
             self.positions = wrapper.resolve(PositionProvider)
-        except cst.ParserSyntaxError as exc:
-            raise FixError(f"the file does not parse: {exc.message}") from None
         except (RecursionError, MemoryError, KeyError):
             # code nested too deeply for LibCST's metadata (it raises KeyError while unwinding
             # a RecursionError): the extractor refuses such files too (extract/pysyntax.py)
@@ -966,21 +963,28 @@ def _delete_statement(small: Any, tree: _PyTree, path: str) -> list[TextEdit]:
 # ---- YAML and JSON ----------------------------------------------------------------------------
 
 def _yaml_root(text: str) -> Any:
-    """The one document of ``text`` composed by PyYAML (its C loader when built).
+    """The one document of ``text`` composed by the extractor's bounded loader
+    (:func:`lintlora.extract.yaml_loader._get_loader`: PyYAML's SafeLoader with its depth and
+    node caps, so a file changed since the lint, up to the fixer's 64 MiB, cannot exhaust the
+    stack: libyaml's C loader, unbounded, crashes the process on 100,000 nested ``[``).
 
     Raises:
-        FixError: it does not parse, holds several documents, or holds U+FEFF (libyaml does
-            not count a byte-order mark in its marks' offsets: a second BOM after the one the
-            read removed would shift every edit by one character).
+        FixError: it does not parse, holds several documents, exceeds a cap, or holds U+FEFF
+            (a second BOM after the one the read removed: PyYAML's reader drops it, which
+            would shift every edit by one character).
     """
     import yaml
+
+    from lintlora.extract.yaml_loader import _get_loader, _Refused
 
     if "\ufeff" in text:
         raise FixError("a byte-order mark (U+FEFF) inside the text: positions are uncertain")
     try:
-        return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        raise FixError(f"the file does not parse: {str(exc).splitlines()[0]}") from None
+        return yaml.compose(text, Loader=_get_loader())
+    except _Refused as exc:
+        raise FixError(f"the file cannot be edited: {exc.message}") from None
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise FixError(f"the file does not parse: {str(exc).splitlines()[0] if str(exc) else exc!r}") from None
 
 
 def _scalar_text(value: str, kind: str, old: Any = None) -> str:
