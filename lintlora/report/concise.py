@@ -29,9 +29,9 @@ finding, a GitHub Actions workflow command). No colour, no rich import.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Callable, TextIO
 
-from lintlora.findings import Finding, FixSafety
+from lintlora.findings import Finding
 from lintlora.report import gib, other_notices, plural, tally, unparsed
 from lintlora.report.escape import for_terminal, terminal_line
 from lintlora.report.locations import display_path
@@ -42,14 +42,23 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["render", "finding_line"]
 
 
-def finding_line(finding: Finding) -> str:
-    """One finding as a concise line (no line break)."""
+def _default_mode(finding: Finding) -> str | None:
+    """``"safe"``/``"unsafe"`` from the finding's own fix (no ``fixable``/``unfixable`` read):
+    the mode when the caller passes none."""
+    fix = finding.autofix
+    return fix.safety.value if fix is not None and fix.ops else None
+
+
+def finding_line(finding: Finding, safe_fix: bool | None = None) -> str:
+    """One finding as a concise line (no line break); ``safe_fix``: whether plain ``--fix``
+    fixes it (marked ``[*]``; ``None``: read from its own fix)."""
     span = finding.span
     path = for_terminal(display_path(span.path))
     where = (f"{path}:cell {span.cell}:{span.line}:{span.column}" if span.cell is not None
              else f"{path}:{span.line}:{span.column}")
-    marker = " [*]" if (finding.autofix is not None
-                        and finding.autofix.safety is FixSafety.SAFE) else ""
+    if safe_fix is None:
+        safe_fix = _default_mode(finding) == "safe"
+    marker = " [*]" if safe_fix else ""
     line = f"{where}: {for_terminal(finding.code)}{marker} {for_terminal(finding.message)}"
     estimate = finding.estimate
     if estimate is not None and estimate.peak_bytes is not None:
@@ -57,10 +66,14 @@ def finding_line(finding: Finding) -> str:
     return terminal_line(line)
 
 
-def render(result: "RunResult", out: TextIO, **_: object) -> None:
-    """Write one line per finding, file error and notice, then the summary."""
-    for finding in result.findings:
-        out.write(finding_line(finding) + "\n")
+def render(result: "RunResult", out: TextIO,
+           fixable: Callable[[Finding], str | None] | None = None, **_: object) -> None:
+    """Write one line per finding, file error and notice, then the summary. ``fixable``: as
+    the text reporter's (:func:`lintlora.report.text.report_lines`: the command line passes
+    one that reads ``[tool.lintlora] fixable``/``unfixable``)."""
+    modes = [(fixable or _default_mode)(f) for f in result.findings]
+    for finding, mode in zip(result.findings, modes):
+        out.write(finding_line(finding, mode == "safe") + "\n")
     for error in result.errors:
         kind = "internal error" if error.code == "LL999" else "could not be fully linted"
         where = for_terminal(display_path(error.path)) if error.path else "lintlora"
@@ -84,10 +97,8 @@ def render(result: "RunResult", out: TextIO, **_: object) -> None:
     if result.errors:
         summary += f" {plural(len(result.errors), 'file')} could not be fully linted."
     out.write(summary + "\n")
-    safe = sum(1 for f in result.findings
-               if f.autofix is not None and f.autofix.safety is FixSafety.SAFE)
-    unsafe = sum(1 for f in result.findings
-                 if f.autofix is not None and f.autofix.safety is not FixSafety.SAFE)
+    safe = modes.count("safe")
+    unsafe = modes.count("unsafe")
     if safe or unsafe:
         words = f"[*] {safe} fixable with `lintlora --fix`" if safe else "No safe fixes"
         if unsafe:

@@ -93,7 +93,7 @@ def _range(finding: Finding, lines: SourceLines, cell_lines: dict | None) -> dic
         return {"start": {"line": start}, "end": {"line": end}}
     start = _position(lines, span.path, span.line, span.column)
     end_line = max(span.last_line, start["line"])
-    end_column = span.end_column if span.end_column is not None else None
+    end_column = span.end_column
     if "column" not in start:
         return {"start": start, "end": {"line": end_line}}
     end = _position(lines, span.path, end_line, end_column) if end_column else {"line": end_line}

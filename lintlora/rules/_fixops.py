@@ -17,7 +17,7 @@ from lintlora.findings import EditOp, Fix, FixSafety
 from lintlora.training_setup import Origin, Setting, Span, TrainingSetup
 
 __all__ = ["literal_span", "replace_value", "set_keyword", "remove_keyword", "rename_keyword",
-           "yaml_set", "launch_set", "run_value", "make_fix", "written_in_call", "python_file", "torch_named",
+           "yaml_set", "launch_set", "run_value", "make_fix", "written_in_call", "torch_named",
            "module_list_text", "replace_module_list", "checkpointing_kwargs_supported"]
 
 _EDITABLE = (Origin.LITERAL, Origin.VARIABLE, Origin.ARGPARSE_DEFAULT, Origin.DATACLASS_DEFAULT,
@@ -43,11 +43,6 @@ def checkpointing_kwargs_supported(context: object, setup: TrainingSetup) -> boo
     if version is None:
         return True
     return tuple(version.release[:2]) >= CHECKPOINTING_KWARGS_SINCE
-
-
-def python_file(setup: TrainingSetup) -> bool:
-    """Whether the setup was read from Python source (a script or a notebook's cells)."""
-    return setup.kind in ("python", "notebook")
 
 
 def _width(span: Span) -> int | None:
