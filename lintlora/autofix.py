@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from lintlora.findings import Finding, FixSafety
+from lintlora.engine import code_matches
 from lintlora.fixing import FixError, FixPlan, plan
 
 __all__ = ["SourceText", "fix_allowed", "fix_key", "read_source_text", "writable_reason",
@@ -47,10 +48,6 @@ MAX_FIX_FILE_BYTES = 64 * 2**20
 def fix_key(finding: Finding) -> tuple:
     """A finding's identity within a run (the engine's de-duplication key)."""
     return (finding.code, finding.span, finding.message)
-
-
-def _matches(code: str, selectors: Iterable[str]) -> bool:
-    return any(s == "ALL" or code.startswith(s) for s in selectors)
 
 
 def fix_allowed(finding: Finding, settings: Any, unsafe: bool) -> bool:
@@ -78,9 +75,9 @@ def code_fixable(code: str, settings: Any) -> bool:
     """Whether ``[tool.lintlora] fixable``/``unfixable`` let rule ``code``'s fixes apply."""
     fixable = getattr(settings, "fixable", None)
     unfixable = getattr(settings, "unfixable", ()) or ()
-    if fixable is not None and not _matches(code, fixable):
+    if fixable is not None and not code_matches(code, fixable):
         return False
-    return not _matches(code, unfixable)
+    return not code_matches(code, unfixable)
 
 
 # ---- reading ------------------------------------------------------------------------------------
@@ -158,12 +155,16 @@ def writable_reason(path: str, roots: Iterable[str], allowed: Iterable[str]) -> 
 
     Args:
         roots: the project folders of the linted files.
-        allowed: the paths the run linted or read, and those a fix's span names.
+        allowed: the paths the run linted or read, and those a fix's span names (a
+            ``frozenset`` of absolute paths is used as it is: :func:`plan_fixes` makes one per
+            run, so each check is one lookup).
     """
     from lintlora.safeio import is_within
 
     absolute = os.path.abspath(path)
-    if absolute not in {os.path.abspath(p) for p in allowed}:
+    if not isinstance(allowed, frozenset):
+        allowed = frozenset(os.path.abspath(p) for p in allowed)
+    if absolute not in allowed:
         return "not a file the run linted or a fix names"
     try:
         info = os.lstat(absolute)
@@ -215,8 +216,10 @@ def plan_fixes(findings: Sequence[Finding], settings_for: Callable[[str], Any], 
     linted = list(linted)
     roots = {confinement_root(p) for p in linted}
     chosen = [f for f in findings if fix_allowed(f, settings_for(f.span.path), unsafe)]
-    allowed = set(linted) | set(read_inputs) | {op.span.path for f in chosen
-                                                 for op in f.autofix.ops}
+    # absolute once: writable_reason looks each read up in it (twice per file)
+    allowed = frozenset(os.path.abspath(p) for p in
+                        (*linted, *read_inputs, *(op.span.path for f in chosen
+                                                  for op in f.autofix.ops)))
     run = FixRun(plan=FixPlan())
     sources: dict[str, SourceText] = {}
 
@@ -495,6 +498,5 @@ def diff_name(name: str) -> str:
 def fix_counts(findings: Sequence[Finding], settings_for: Callable[[str], Any]
                ) -> tuple[int, int]:
     """(findings with a safe fix ``--fix`` would apply, more with an unsafe one)."""
-    safe = sum(1 for f in findings if fix_allowed(f, settings_for(f.span.path), False))
-    unsafe = sum(1 for f in findings if fix_allowed(f, settings_for(f.span.path), True)) - safe
-    return safe, unsafe
+    modes = [fix_mode(f, settings_for(f.span.path)) for f in findings if f.autofix is not None]
+    return modes.count("safe"), modes.count("unsafe")

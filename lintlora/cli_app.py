@@ -486,7 +486,8 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, force: bool,
 
         _write_report(result, fmt, output, force, show_setup, color, paths, status,
                       fixable=fixable)
-    if not show_setup:
+    if not show_setup and (fixing.active or fixing.show or fixing.unsafe):
+        # a plain lint prints no fix summary (and loads none of the fixing modules)
         from lintlora.cli_fix import summary
 
         summary(fixing, result, applied, resolver.for_path)

@@ -201,7 +201,7 @@ def _report_skipped(run: Any) -> None:
 def summary(options: FixOptions, result: Any, applied: list,
             settings_for: Callable[[str], Any]) -> None:
     """The closing line(s) on standard error, and ``--show-fixes``' list."""
-    from lintlora.autofix import fix_allowed, fix_counts
+    from lintlora.autofix import fix_counts, fix_mode
     from lintlora.report import location
 
     if options.show:
@@ -214,10 +214,9 @@ def summary(options: FixOptions, result: Any, applied: list,
         if available:
             _say("Fixes available:" if not options.fix else "Fixes not applied:")
             for finding in available:
-                fixable = fix_allowed(finding, settings_for(finding.span.path), options.unsafe)
-                how = ("--fix" if fixable else
-                       "--unsafe-fixes" if fix_allowed(finding, settings_for(finding.span.path),
-                                                       True) else "not fixable here (unfixable)")
+                mode = fix_mode(finding, settings_for(finding.span.path))
+                how = ("--fix" if mode == "safe" or (mode == "unsafe" and options.unsafe) else
+                       "--unsafe-fixes" if mode == "unsafe" else "not fixable here (unfixable)")
                 _say(f"  {location(finding)} {finding.code} {finding.autofix.title} "
                      f"({finding.autofix.safety.value}; {how})")
     elif options.unsafe and not options.active:
@@ -226,9 +225,9 @@ def summary(options: FixOptions, result: Any, applied: list,
                 _say(f"  {location(finding)} {finding.code} fix available "
                      f"({finding.autofix.safety.value}): {finding.autofix.title}")
     if not options.fix:
-        safe, unsafe = fix_counts(result.findings, settings_for)
         if options.active or not (options.show or options.unsafe):
             return  # a plain lint says nothing more (its report is unchanged)
+        safe, unsafe = fix_counts(result.findings, settings_for)
         if safe or (unsafe and options.unsafe):
             n = safe + (unsafe if options.unsafe else 0)
             hint = "--fix --unsafe-fixes" if options.unsafe and unsafe else "--fix"
