@@ -358,6 +358,7 @@ class LintSession:
         self._rules_by_code = {getattr(r, "code", ""): r for r in self.rule_classes}
         self.values: dict[str, Any] = {}
         self._resolver: Any = None
+        self._fallback: Any = None  # the Settings used while the project configuration is broken
         self._contexts: dict[int, tuple[Any, Any]] = {}
         self._index: Any = None
         from lintlora.extract.cst_chunks import ChunkParser
@@ -378,6 +379,7 @@ class LintSession:
     def invalidate(self) -> None:
         """Forget settings, contexts and launches: built again on the next lint."""
         self._resolver = None
+        self._fallback = None
         self._contexts = {}
         self._index = None
 
@@ -402,7 +404,11 @@ class LintSession:
             return self._resolver.for_path(path)
         except (ConfigError, OSError, ValueError) as exc:
             self._warn(str(exc)[:500])
-            return SettingsResolver(self.values, use_config=False).for_path(path)
+            # one fallback until the next invalidate(): a new resolver per keystroke gave a
+            # new Settings, and so a new Context kept in _contexts, on every lint
+            if self._fallback is None:
+                self._fallback = SettingsResolver(self.values, use_config=False).for_path(path)
+            return self._fallback
 
     @staticmethod
     def _check_config_gpu(config: Any) -> None:

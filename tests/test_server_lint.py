@@ -151,3 +151,16 @@ def test_the_fit_list_is_split_out():
     assert heading == "What would make it fit (each re-estimated)"
     assert items == ["batch 4 (accumulation 4): 20.1 GiB", "gradient checkpointing on: 18.0 GiB"]
     assert rest == "Estimated peak 30.0 GiB does not fit. Reported as a warning."
+
+
+def test_a_broken_project_configuration_keeps_one_context(tmp_path):
+    """While pyproject.toml is broken each lint falls back to the client's values alone: the
+    same Settings each time, so one Context, not one more per keystroke."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.lintlora]\ngpu = 5\n")
+    session = LintSession(root=str(tmp_path))
+    text = (FIX / "LL002" / "trainer.py").read_text()
+    for _ in range(5):
+        session.lint(str(tmp_path / "train.py"), text)
+    assert session.take_warnings()  # the broken configuration is reported
+    assert len(session._contexts) == 1
