@@ -65,7 +65,7 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 __all__ = ["main", "lint_main", "report_main", "GitHubClient", "ApiError", "changed_lines",
@@ -491,11 +491,6 @@ def repo_path(path: str, root: str) -> str | None:
     return rel.replace(os.sep, "/")
 
 
-def _fence(text: str) -> str:
-    longest = max((len(m) for m in re.findall("`+", text)), default=0)
-    return "`" * max(3, longest + 1)
-
-
 def _suggestion(finding: dict[str, Any]) -> tuple[int, int, str] | None:
     """``(first, last, new_lines)`` of a finding's SAFE autofix from its JSON ``edits``
     (one file, the finding's own), or ``None``; the file is read as ``--fix`` reads it
@@ -516,16 +511,15 @@ def _suggestion(finding: dict[str, Any]) -> tuple[int, int, str] | None:
         return None
     if {e.path for e in resolved} != {finding.get("path")}:
         return None
-    from lintlora.autofix import read_source_text
-    from lintlora.fixing import FixError, apply_edits
-    from lintlora.report.fixes import changed_region
+    from lintlora.report.fixes import region_of
+    from lintlora.report.markdown import MAX_SUGGESTION_LINES
 
-    try:
-        old = read_source_text(resolved[0].path).text
-        new = apply_edits(old, resolved)
-    except (FixError, OSError, ValueError):
+    region = region_of(resolved)
+    # as the Markdown report: a fix over more lines (LL002's two far-apart dtype edits) is no
+    # suggestion block; the comment names the fix in words
+    if region is None or region[1] - region[0] + 1 > MAX_SUGGESTION_LINES:
         return None
-    return changed_region(old, new, resolved)
+    return region
 
 
 def _comment_body(finding: dict[str, Any], key: str,
@@ -535,6 +529,7 @@ def _comment_body(finding: dict[str, Any], key: str,
     backtick run in it), ending with the finding's hidden marker; at most
     :data:`MAX_BODY_CHARS` (a longer text is cut), ``None`` when a suggestion does not fit."""
     from lintlora.report.escape import markdown_text
+    from lintlora.report.markdown import markdown_fence
 
     severity = str(finding.get("severity", ""))
     lines = [f"**{markdown_text(str(finding.get('code', '')))} "
@@ -556,7 +551,7 @@ def _comment_body(finding: dict[str, Any], key: str,
         # the block holds the new lines, each ended by the block's own line breaks; an empty
         # block deletes the lines the comment covers
         new = suggestion[2].replace("\r\n", "\n")
-        fence = _fence(new)
+        fence = markdown_fence(new)
         content = new[:-1] if new.endswith("\n") else new
         lines += ["", f"{fence}suggestion", *([content] if new else []), fence]
     lines += ["", FINDING_MARKER.format(key=key)]

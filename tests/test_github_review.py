@@ -590,3 +590,22 @@ def test_the_entry_point(tmp_path, capsys):
                           cwd=tmp_path, capture_output=True, text=True,
                           env={"PATH": os.environ["PATH"], "INPUT_COMMENT": "false"})
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+
+
+def test_a_fix_over_more_lines_than_a_suggestion_holds_is_no_suggestion(tmp_path):
+    """As the Markdown report (MAX_SUGGESTION_LINES): edits far apart in a file (LL002's two
+    dtype edits in alpaca-lora finetune.py) give a comment without a suggestion block."""
+    from lintlora import github_review
+    from lintlora.report.markdown import MAX_SUGGESTION_LINES
+
+    path = tmp_path / "train.py"
+    path.write_text("".join(f"x{i} = {i}\n" for i in range(1, 61)))
+
+    def finding(last: int) -> dict:
+        edits = [{"path": str(path), "line": n, "column": 6, "end_line": n, "end_column": 7,
+                  "new_text": "0"} for n in (1, last)]
+        return {"path": str(path), "autofix": {"safety": "safe", "edits": edits}}
+
+    near = github_review._suggestion(finding(MAX_SUGGESTION_LINES))
+    assert near is not None and near[:2] == (1, MAX_SUGGESTION_LINES)
+    assert github_review._suggestion(finding(MAX_SUGGESTION_LINES + 1)) is None

@@ -12,7 +12,7 @@ from typing import Any
 
 from lintlora.findings import Finding, TextEdit
 
-__all__ = ["fix_edits", "fix_to_json", "suggestion", "changed_region"]
+__all__ = ["fix_edits", "fix_to_json", "suggestion", "region_of", "changed_region"]
 
 _MEMO = "_lintlora_fix_edits"
 
@@ -81,16 +81,23 @@ def suggestion(result: Any, finding: Finding) -> tuple[str, int, int, str] | Non
     own (:func:`lintlora.fixing.split_lines`), and always lines the file has: an insertion
     after the last line is a suggestion on that line, a removed last line one on it alone."""
     edits = fix_edits(result, finding)
-    if not edits or len({e.path for e in edits}) != 1:
+    region = region_of(edits) if edits else None
+    return (edits[0].path, *region) if region is not None else None
+
+
+def region_of(edits: "tuple[TextEdit, ...]") -> tuple[int, int, str] | None:
+    """:func:`changed_region` of ``edits`` (non-empty) in their one file, read as ``--fix``
+    reads it (:func:`lintlora.autofix.read_source_text`: bounded, no link followed); ``None``
+    when they name several files or cannot be applied. Shared by :func:`suggestion` and
+    :mod:`lintlora.github_review` (which has the edits from the JSON report)."""
+    if len({e.path for e in edits}) != 1:
         return None
     from lintlora.autofix import read_source_text
     from lintlora.fixing import FixError, apply_edits
 
-    path = edits[0].path
     try:
-        old = read_source_text(path).text
-        new = apply_edits(old, edits)
-        return (path, *changed_region(old, new, edits))
+        old = read_source_text(edits[0].path).text
+        return changed_region(old, apply_edits(old, edits), edits)
     except (FixError, OSError, ValueError):
         return None
 

@@ -30,7 +30,7 @@ from lintlora.report.locations import display_path, related_text
 if TYPE_CHECKING:  # pragma: no cover
     from lintlora.engine import RunResult
 
-__all__ = ["render", "escape_cell", "to_markdown"]
+__all__ = ["render", "escape_cell", "to_markdown", "markdown_fence", "MAX_SUGGESTION_LINES"]
 
 _ICON = {Severity.ERROR: "🔴 error", Severity.WARNING: "🟠 warning", Severity.INFO: "🔵 info"}
 _SAFE_URL = re.compile(r"https?://[^\s()<>\[\]`|\\]+")
@@ -80,8 +80,9 @@ def _peaks(finding: Finding) -> tuple[str, str, str]:
     return now, after_text, gpu
 
 
-def _fence(text: str) -> str:
-    """A backtick fence longer than any run of backticks in ``text``."""
+def markdown_fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks in ``text`` (shared with
+    :mod:`lintlora.github_review`'s review comments)."""
     longest = max((len(m.group(0)) for m in re.finditer("`+", text)), default=0)
     return "`" * max(3, longest + 1)
 
@@ -145,7 +146,7 @@ def _suggestions(result: "RunResult") -> list[str]:
             diff = _diff_block(path, first, last, new)
             if diff is not None:
                 kind, new = "diff", diff
-        fence = _fence(new)
+        fence = markdown_fence(new)
         body = new if new.endswith("\n") or not new else new + "\n"
         # the summary is fixed text: a line that opens an HTML block is not Markdown, so a
         # path or title there would be raw HTML; they go in the paragraph below it, escaped
