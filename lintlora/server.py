@@ -561,13 +561,21 @@ class _BoundedStdin:
     :data:`MAX_MESSAGE_BYTES` is read and dropped in 1 MiB pieces (memory stays bounded and the
     stream stays in step with its frames) and is handed on as ``null``, which pygls logs as a
     message it cannot handle, going on with the next one. A header line is read at most
-    :data:`MAX_HEADER_LINE_BYTES` at a time."""
+    :data:`MAX_HEADER_LINE_BYTES` at a time; a ``Content-Length`` line longer than
+    :data:`_MAX_LENGTH_LINE` bytes (pygls calls ``int()`` on its digits outside its error
+    handling, and Python refuses more than 4,300 digits with a ``ValueError``) is read as the
+    end of input: the server stops as at any end, no traceback."""
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
 
     def readline(self) -> bytes:
-        return self.raw.readline(MAX_HEADER_LINE_BYTES)
+        line = self.raw.readline(MAX_HEADER_LINE_BYTES)
+        if len(line) > _MAX_LENGTH_LINE and line[:15].lower() == b"content-length:":
+            logger.error("a Content-Length header of %d bytes: input ended", len(line))
+            return b""
+        return line
+
 
     def read(self, n: int) -> bytes:
         if n <= MAX_MESSAGE_BYTES:
@@ -580,6 +588,11 @@ class _BoundedStdin:
                 return b""  # the end of input: pygls ends its loop, as at any end
             left -= len(piece)
         return b"null"
+
+
+_MAX_LENGTH_LINE = 64
+"""Bytes of a ``Content-Length`` header line at most (``Content-Length: `` and the digits of
+:data:`MAX_MESSAGE_BYTES` with room to spare)."""
 
 
 def main() -> int:

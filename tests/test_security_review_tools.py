@@ -267,6 +267,18 @@ def test_server_survives_a_huge_content_length(workspace, length):
         client.close()
 
 
+def test_a_content_length_of_thousands_of_digits_ends_the_input():
+    """pygls calls int() on the header's digits outside its error handling; over Python's
+    4,300-digit limit that raised ValueError in its reading loop. The line reads as the end."""
+    pytest.importorskip("pygls")
+    from lintlora import server
+
+    stream = server._BoundedStdin(io.BytesIO(b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n"))
+    assert stream.readline() == b""
+    ok = server._BoundedStdin(io.BytesIO(b"Content-Length: 268435456\r\n"))
+    assert ok.readline() == b"Content-Length: 268435456\r\n"
+
+
 def test_server_drops_an_oversized_body_in_step(monkeypatch):
     pytest.importorskip("pygls")
     from lintlora import server
