@@ -29,6 +29,7 @@ __all__ = [
     "memory_line",
     "location",
     "rule_metadata",
+    "rule_urls",
     "counts",
     "plural",
     "tally",
@@ -194,6 +195,17 @@ def _page_section(page: str | None, heading: str = "## What it flags") -> str | 
         else:
             blocks[-1][-1] += " " + stripped
     return "\n\n".join("\n".join(b) for b in blocks if b) or None
+
+
+def rule_urls(result: "RunResult") -> dict[str, str]:
+    """Rule code -> its page's URL (:func:`rule_metadata`'s ``help_uri``), for the run's rules
+    that have one."""
+    urls = {}
+    for rule in result.rules:
+        meta = rule_metadata(rule)
+        if meta["code"] and meta["help_uri"]:
+            urls[meta["code"]] = meta["help_uri"]
+    return urls
 
 
 def rule_metadata(rule: type) -> dict[str, Any]:

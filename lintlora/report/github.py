@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from lintlora.findings import Finding, Severity
-from lintlora.report import memory_line, other_notices, plural, rule_metadata, tally, unparsed
+from lintlora.report import memory_line, other_notices, plural, rule_urls, tally, unparsed
 from lintlora.report.escape import for_github_command_data, for_github_command_property
 from lintlora.report.locations import display_path, file_line, related_text
 
@@ -91,11 +91,7 @@ def annotation(finding: Finding, cell_lines: dict | None = None,
 
 def render(result: "RunResult", out: TextIO, **_: object) -> None:
     """Write one workflow command per finding, error and notice, then a plain summary line."""
-    urls = {}
-    for rule in result.rules:
-        meta = rule_metadata(rule)
-        if meta["code"] and meta["help_uri"]:
-            urls[meta["code"]] = meta["help_uri"]
+    urls = rule_urls(result)
     for finding in result.findings:
         out.write(annotation(finding, result.cell_lines.get(finding.span.path),
                              urls.get(finding.code)) + "\n")

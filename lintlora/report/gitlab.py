@@ -45,7 +45,7 @@ import re
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lintlora.findings import FileError, Finding, FixSafety, Severity
-from lintlora.report import memory_line, other_notices, rule_metadata, unparsed
+from lintlora.report import memory_line, other_notices, rule_urls, unparsed
 from lintlora.report.escape import json_dumps, markdown_text, visible
 from lintlora.report.locations import display_path, file_line, related_text
 from lintlora.report.sourcelines import SourceLines
@@ -142,11 +142,7 @@ def _issue(check_name: str, description: str, severity: str, path: str, lines: d
 
 def to_gitlab(result: "RunResult") -> list[dict[str, Any]]:
     """The report as a list of Code Climate issues."""
-    urls = {}
-    for rule in result.rules:
-        meta = rule_metadata(rule)
-        if meta["code"] and meta["help_uri"]:
-            urls[meta["code"]] = meta["help_uri"]
+    urls = rule_urls(result)
     source = SourceLines()
     seen: dict[tuple, int] = {}
     issues = []

@@ -46,8 +46,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TextIO
 
-from lintlora.findings import FileError, Finding, FixSafety
-from lintlora.report import memory_line, other_notices, rule_metadata, unparsed
+from lintlora.findings import Finding, FixSafety
+from lintlora.report import memory_line, other_notices, rule_urls, unparsed
 from lintlora.report.escape import terminal_line, visible
 from lintlora.report.locations import display_path, related_text
 
@@ -111,11 +111,7 @@ def to_junit(result: "RunResult") -> Any:
     """The report as an :class:`xml.etree.ElementTree.Element` (``testsuites``)."""
     import xml.etree.ElementTree as ET
 
-    urls = {}
-    for rule in result.rules:
-        meta = rule_metadata(rule)
-        if meta["code"] and meta["help_uri"]:
-            urls[meta["code"]] = meta["help_uri"]
+    urls = rule_urls(result)
     suites: dict[str | None, _Suite] = {}
 
     def suite(path: str | None) -> _Suite:

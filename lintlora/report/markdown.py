@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from lintlora.findings import Finding, Severity
 from lintlora.report import (gib, gpu_size, location, memory_line, other_notices, plural,
-                             rule_metadata, tally, unparsed)
+                             rule_urls, tally, unparsed)
 from lintlora.report.escape import markdown_code_span, markdown_table_cell, markdown_text
 from lintlora.report.locations import display_path, related_text
 
@@ -163,11 +163,7 @@ def _suggestions(result: "RunResult") -> list[str]:
 
 def to_markdown(result: "RunResult") -> str:
     """The comment body."""
-    urls = {}
-    for rule in result.rules:
-        meta = rule_metadata(rule)
-        if meta["code"] and meta["help_uri"]:
-            urls[meta["code"]] = meta["help_uri"]
+    urls = rule_urls(result)
     lines: list[str] = []
     not_parsed = unparsed(result)  # read but not parsed, their LL000 ignored: not checked
     n_files = len(result.files) - len(not_parsed)

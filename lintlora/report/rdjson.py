@@ -53,7 +53,7 @@ import re
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lintlora.findings import FileError, Finding, FixSafety, Severity
-from lintlora.report import memory_line, other_notices, rule_metadata, unparsed
+from lintlora.report import memory_line, other_notices, rule_urls, unparsed
 from lintlora.report.escape import json_dumps, markdown_text
 from lintlora.report.locations import display_path, file_line, related_text
 from lintlora.report.sourcelines import SourceLines, utf8_column
@@ -181,11 +181,7 @@ def to_rdjson(result: "RunResult") -> dict[str, Any]:
     """The ``DiagnosticResult`` as a dict."""
     from lintlora.report.sarif import INFORMATION_URI
 
-    urls = {}
-    for rule in result.rules:
-        meta = rule_metadata(rule)
-        if meta["code"] and meta["help_uri"]:
-            urls[meta["code"]] = meta["help_uri"]
+    urls = rule_urls(result)
     lines = SourceLines()
     diagnostics = [_diagnostic(f, result, lines, urls) for f in result.findings]
     for error in result.errors:

@@ -45,7 +45,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable
 
 from lintlora import facts
-from lintlora.findings import Finding, Fix, FixSafety, Severity
+from lintlora.findings import Finding, FixSafety, Severity
 from lintlora.rules import _fixops as ops
 from lintlora.rules._text import count, join_words
 from lintlora.rules.base import Rule
