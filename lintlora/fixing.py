@@ -1225,43 +1225,30 @@ def _flow_add(mapping: Any, keys: list[str], new_value: str, text: str, kind: st
 
 # ---- shell ------------------------------------------------------------------------------------
 
-_WORD = re.compile(r"""(?:[^\s'"\\#;&|()]|\\.|'[^']*'|"(?:[^"\\]|\\.)*"|(?<=\S)\#|(?<=[<>])&|&(?=>))+""")
-"""A shell word: unquoted characters other than blanks, ``#`` starting a word and the
-control characters ``;``, ``&``, ``|``, ``(``, ``)`` (an ``&`` of a redirection, ``2>&1``,
-``&>``, belongs to the word), backslash escapes, quoted strings."""
-
-_CONTROL = re.compile(r"&&|\|\||;;|\|&|[;&|()]")
-"""A shell control operator (bash(1), DEFINITIONS): it ends one command and begins another."""
-
 _LAUNCHERS = ("python", "python3", "torchrun", "accelerate", "deepspeed", "llamafactory-cli",
               "axolotl", "tune", "litgpt", "uv", "srun", "mpirun", "composer")
 """Commands that start a training run (a segment holding one, or a ``*.py`` word, is the
 run's command when a line holds several)."""
 
 
-def _shell_words(line: str) -> list[tuple[int, int]]:
-    """(start, end) of each word of one line, up to a comment; a control operator is a word
-    of its own (:data:`_CONTROL`)."""
-    out = []
-    i = 0
-    while i < len(line):
-        if line[i].isspace():
-            i += 1
-            continue
-        if line[i] == "#":
-            break
-        m = _CONTROL.match(line, i)
-        if m:
-            out.append((i, m.end()))
-            i = m.end()
-            continue
-        m = _WORD.match(line, i)
-        if not m or m.end() == i:
-            i += 1
-            continue
-        out.append((i, m.end()))
-        i = m.end()
-    return out
+def _shell_words(line: str) -> list[tuple[int, int, bool]]:
+    """``(start, end, is_operator)`` of each word of one line, read by the extractor's own
+    shell reader (:func:`lintlora.extract.launch_shell_syntax.tokenize`: bounded, quotes and
+    ``$(...)`` nesting followed, nothing run), so the option edited is the one the launch was
+    read with. A control operator (``&&``, ``;``, ``|``...) is a word of its own, and so is a
+    redirection (``>``; its target is the next word).
+
+    Raises:
+        FixError: the line cannot be read (an unterminated quote, a limit).
+    """
+    from lintlora.extract.launch_shell_syntax import ShellError, tokenize
+
+    try:
+        tokens = tokenize(line)
+    except ShellError as exc:
+        raise FixError(f"the launch line cannot be read: {exc.message}") from None
+    return [(tok.start, tok.start + len(tok.text), tok.kind == "op")
+            for tok in tokens if tok.kind in ("word", "op", "redir")]
 
 
 def _run_segment(segments: list[list[tuple[int, int]]], text: str, opt: str
@@ -1321,18 +1308,16 @@ def _launch_set(op: EditOp, text: str, path: str, kind: str = "shell") -> list[T
     value = op.text if re.fullmatch(r"[A-Za-z0-9_.,:/@%+=-]+", op.text or "x") else shlex.quote(op.text)
     if kind == "yaml" and re.search(r"[#:'\"\\]", value):
         raise FixError(f"a launch value that would change the YAML around it: {value[:80]!r}")
-    words: list[tuple[int, int]] = []  # offsets in the text
+    segments: list[list[tuple[int, int]]] = [[]]  # the commands' words, offsets in the text
     for number in range(first, last + 1):
         line_text = lines.line_text(number)
         body = line_text[:-1] if line_text.endswith("\\") else line_text
         base = lines.starts[number - 1]
-        words.extend((base + s, base + e) for s, e in _shell_words(body))
-    segments: list[list[tuple[int, int]]] = [[]]
-    for s, e in words:
-        if _CONTROL.fullmatch(text[s:e]):
-            segments.append([])
-        else:
-            segments[-1].append((s, e))
+        for s, e, operator in _shell_words(body):
+            if operator:
+                segments.append([])
+            else:
+                segments[-1].append((base + s, base + e))
     words = _run_segment(segments, text, op.keyword)
     opt = op.keyword
     for i in range(len(words) - 1, -1, -1):

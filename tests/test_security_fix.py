@@ -641,6 +641,20 @@ def test_shell_launch_set_edits_the_run_and_the_value_it_reads(text, expected):
     assert fixed(text, "shell", op("launch_set", 1, 1, "100", "--max_steps")) == expected
 
 
+def test_shell_launch_set_reads_words_as_the_extractor_does():
+    """A ``$(...)`` word holding blanks and parentheses is one word (the extractor's shell
+    reader, launch_shell_syntax.tokenize): the option after it is still the run's."""
+    text = 'python t.py --out "$(date +%s)" --tag $(echo a b) --max_steps 5\n'
+    assert fixed(text, "shell", op("launch_set", 1, 1, "100", "--max_steps")) == \
+        'python t.py --out "$(date +%s)" --tag $(echo a b) --max_steps 100\n'
+
+
+def test_shell_launch_set_refuses_a_line_it_cannot_read():
+    with pytest.raises(FixError):
+        fixed("python t.py --max_steps 5 'unterminated\n", "shell",
+              op("launch_set", 1, 1, "100", "--max_steps"))
+
+
 def test_shell_a_line_of_commands_none_the_run_is_refused():
     with pytest.raises(FixError):
         fixed("cd x; ls\n", "shell", op("launch_set", 1, 1, "1", "--o"))
